@@ -1,0 +1,201 @@
+//! Tests as packed bitsets: one bit a variable, 64 to a word, so that XOR, OR and hashing of
+//! whole assignments cost a few instructions per 64 variables.
+
+use crate::formula::{var_index, Lit};
+use std::fmt::Write as _;
+
+/// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Assignment {
+    words: Box<[u64]>,
+    len: usize,
+}
+
+impl std::fmt::Debug for Assignment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Assignment({})", self.to_bit_string())
+    }
+}
+
+impl Assignment {
+    /// All variables false.
+    pub fn zeros(len: usize) -> Self {
+        Assignment {
+            words: vec![0; len.div_ceil(64)].into_boxed_slice(),
+            len,
+        }
+    }
+
+    /// From a solver model or test line: each literal sets its variable; unnamed ones stay false.
+    pub fn from_literals(len: usize, lits: &[Lit]) -> Self {
+        let mut a = Assignment::zeros(len);
+        for &lit in lits {
+            if lit > 0 {
+                a.set(var_index(lit), true);
+            }
+        }
+        a
+    }
+
+    /// From a string of `0` and `1`, one character a variable.
+    pub fn from_bit_string(bits: &str) -> Option<Self> {
+        let mut a = Assignment::zeros(bits.len());
+        for (i, c) in bits.bytes().enumerate() {
+            match c {
+                b'0' => {}
+                b'1' => a.set(i, true),
+                _ => return None,
+            }
+        }
+        Some(a)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: usize, value: bool) {
+        let mask = 1u64 << (i % 64);
+        if value {
+            self.words[i / 64] |= mask;
+        } else {
+            self.words[i / 64] &= !mask;
+        }
+    }
+
+    /// True when the literal holds under this assignment.
+    #[inline]
+    pub fn satisfies(&self, lit: Lit) -> bool {
+        self.get(var_index(lit)) == (lit > 0)
+    }
+
+    pub fn xor(&self, other: &Assignment) -> Assignment {
+        self.zip(other, |a, b| a ^ b)
+    }
+
+    pub fn or(&self, other: &Assignment) -> Assignment {
+        self.zip(other, |a, b| a | b)
+    }
+
+    fn zip(&self, other: &Assignment, op: impl Fn(u64, u64) -> u64) -> Assignment {
+        assert_eq!(
+            self.len, other.len,
+            "assignments over different variable counts"
+        );
+        Assignment {
+            words: self
+                .words
+                .iter()
+                .zip(other.words.iter())
+                .map(|(&a, &b)| op(a, b))
+                .collect(),
+            len: self.len,
+        }
+    }
+
+    /// Number of variables set true.
+    pub fn count_ones(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Number of variables on which the two assignments differ.
+    pub fn hamming(&self, other: &Assignment) -> usize {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .map(|(a, b)| (a ^ b).count_ones() as usize)
+            .sum()
+    }
+
+    /// Indices of the variables set true, in increasing order.
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    w * 64 + bit
+                })
+            })
+        })
+    }
+
+    /// The DIMACS literal line CMSGen writes: `1 -2 3 0`.
+    pub fn to_dimacs_line(&self) -> String {
+        let mut line = String::with_capacity(self.len * 6);
+        for i in 0..self.len {
+            let sign = if self.get(i) { "" } else { "-" };
+            let _ = write!(line, "{sign}{} ", i + 1);
+        }
+        line.push('0');
+        line
+    }
+
+    /// One `0`/`1` character a variable.
+    pub fn to_bit_string(&self) -> String {
+        (0..self.len)
+            .map(|i| if self.get(i) { '1' } else { '0' })
+            .collect()
+    }
+
+    /// The `0`/`1` characters of the given variables only, in the given order.
+    pub fn project_bits(&self, vars: &[usize], out: &mut Vec<u8>) {
+        out.extend(vars.iter().map(|&v| if self.get(v) { b'1' } else { b'0' }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bit_operations_match_their_definitions() {
+        let a = Assignment::from_bit_string("1100").unwrap();
+        let b = Assignment::from_bit_string("1010").unwrap();
+        assert_eq!(a.xor(&b).to_bit_string(), "0110");
+        assert_eq!(a.or(&b).to_bit_string(), "1110");
+        assert_eq!(a.hamming(&b), 2);
+        assert_eq!(a.ones().collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn dimacs_line_names_every_variable() {
+        let a = Assignment::from_literals(3, &[1, -2, 3]);
+        assert_eq!(a.to_dimacs_line(), "1 -2 3 0");
+        assert!(a.satisfies(1) && a.satisfies(-2) && !a.satisfies(2));
+    }
+
+    #[test]
+    fn bit_strings_reject_other_characters() {
+        assert!(Assignment::from_bit_string("01x").is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn forms_round_trip(bits in proptest::collection::vec(any::<bool>(), 0..300)) {
+            let s: String = bits.iter().map(|&b| if b { '1' } else { '0' }).collect();
+            let a = Assignment::from_bit_string(&s).unwrap();
+            prop_assert_eq!(a.to_bit_string(), s);
+            let lits: Vec<Lit> = a.to_dimacs_line().split(' ').map(|t| t.parse().unwrap()).filter(|&l| l != 0).collect();
+            prop_assert_eq!(Assignment::from_literals(bits.len(), &lits), a.clone());
+            prop_assert_eq!(a.ones().count(), a.count_ones());
+            prop_assert_eq!(a.xor(&a).count_ones(), 0);
+        }
+    }
+}

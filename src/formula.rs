@@ -1,0 +1,150 @@
+//! A CNF formula in a flat, cache-friendly layout, with its independent support.
+
+/// A DIMACS literal: `v` is variable `v` true, `-v` is it false. Variables count from 1.
+pub type Lit = i32;
+
+/// The variable of a literal, counted from 0, as used to index assignments.
+#[inline]
+pub fn var_index(lit: Lit) -> usize {
+    lit.unsigned_abs() as usize - 1
+}
+
+/// A formula in conjunctive normal form.
+///
+/// Clauses are stored back to back in one vector so that a full check walks memory in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cnf {
+    num_vars: usize,
+    literals: Vec<Lit>,
+    /// `starts[i]..starts[i + 1]` is clause `i` in `literals`.
+    starts: Vec<usize>,
+    /// Variables (from 1) named by `c ind` (or `c p show`) lines; empty when none were given.
+    independent: Vec<u32>,
+}
+
+impl Cnf {
+    /// An empty formula over `num_vars` variables.
+    pub fn new(num_vars: usize) -> Self {
+        Cnf {
+            num_vars,
+            literals: Vec::new(),
+            starts: vec![0],
+            independent: Vec::new(),
+        }
+    }
+
+    /// Builds a formula from clauses; every literal must lie within `num_vars`.
+    pub fn from_clauses<C: AsRef<[Lit]>>(num_vars: usize, clauses: &[C]) -> Self {
+        let mut cnf = Cnf::new(num_vars);
+        for clause in clauses {
+            cnf.add_clause(clause.as_ref());
+        }
+        cnf
+    }
+
+    /// Appends a clause. Panics on a literal out of range: callers validate input first.
+    pub fn add_clause(&mut self, clause: &[Lit]) {
+        assert!(
+            clause
+                .iter()
+                .all(|&l| l != 0 && var_index(l) < self.num_vars),
+            "literal out of range in {clause:?}"
+        );
+        self.literals.extend_from_slice(clause);
+        self.starts.push(self.literals.len());
+    }
+
+    pub fn num_vars(&self) -> usize {
+        self.num_vars
+    }
+
+    pub fn num_clauses(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn num_literals(&self) -> usize {
+        self.literals.len()
+    }
+
+    /// Clause `i`.
+    #[inline]
+    pub fn clause(&self, i: usize) -> &[Lit] {
+        &self.literals[self.starts[i]..self.starts[i + 1]]
+    }
+
+    pub fn clauses(&self) -> impl ExactSizeIterator<Item = &[Lit]> + '_ {
+        (0..self.num_clauses()).map(move |i| self.clause(i))
+    }
+
+    /// True when some clause is empty, which makes the formula unsatisfiable outright.
+    pub fn has_empty_clause(&self) -> bool {
+        self.starts.windows(2).any(|w| w[0] == w[1])
+    }
+
+    /// The independent support as given in the file (variables from 1), possibly empty.
+    pub fn independent_support(&self) -> &[u32] {
+        &self.independent
+    }
+
+    /// The variables (from 0) that diversity is measured on: the independent support when the
+    /// file names one, every variable otherwise.
+    pub fn projection(&self) -> Vec<usize> {
+        if self.independent.is_empty() {
+            (0..self.num_vars).collect()
+        } else {
+            self.independent.iter().map(|&v| v as usize - 1).collect()
+        }
+    }
+
+    /// Sets the independent support; every variable must lie within `num_vars`.
+    pub fn set_independent_support(&mut self, vars: Vec<u32>) {
+        assert!(vars
+            .iter()
+            .all(|&v| v >= 1 && (v as usize) <= self.num_vars));
+        self.independent = vars;
+    }
+
+    /// For each variable (from 0), the clauses it occurs in, in clause order.
+    pub fn occurrence_lists(&self) -> Vec<Vec<u32>> {
+        let mut occurs = vec![Vec::new(); self.num_vars];
+        for (i, clause) in self.clauses().enumerate() {
+            for &lit in clause {
+                let list = &mut occurs[var_index(lit)];
+                if list.last() != Some(&(i as u32)) {
+                    list.push(i as u32);
+                }
+            }
+        }
+        occurs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clauses_are_stored_in_order() {
+        let cnf = Cnf::from_clauses(3, &[vec![1, -2], vec![], vec![3, 2, -1]]);
+        assert_eq!(cnf.num_clauses(), 3);
+        assert_eq!(cnf.clause(0), &[1, -2]);
+        assert!(cnf.clause(1).is_empty());
+        assert_eq!(cnf.clause(2), &[3, 2, -1]);
+        assert!(cnf.has_empty_clause());
+        assert_eq!(cnf.num_literals(), 5);
+    }
+
+    #[test]
+    fn projection_defaults_to_all_variables() {
+        let mut cnf = Cnf::from_clauses(3, &[vec![1, 2, 3]]);
+        assert_eq!(cnf.projection(), vec![0, 1, 2]);
+        cnf.set_independent_support(vec![3, 1]);
+        assert_eq!(cnf.projection(), vec![2, 0]);
+    }
+
+    #[test]
+    fn occurrence_lists_name_each_clause_once_per_variable() {
+        let cnf = Cnf::from_clauses(2, &[vec![1, -1, 2], vec![-2]]);
+        assert_eq!(cnf.occurrence_lists(), vec![vec![0], vec![0, 1]]);
+    }
+}

@@ -1,0 +1,16 @@
+//! snapsat: very small, 100%-valid, diverse test suites from CNF formulas by the Snap method.
+//!
+//! Data flows one way: [`dimacs`] reads a [`formula::Cnf`]; the [`sampler`] draws
+//! [`assignment::Assignment`]s with the [`oracle`] and [`propagate`], checks each with
+//! [`verify`] before it leaves, and measures the suite with [`diversity`]; [`report`] writes
+//! tests and statistics.
+
+pub mod assignment;
+pub mod dimacs;
+pub mod diversity;
+pub mod formula;
+pub mod oracle;
+pub mod propagate;
+pub mod report;
+pub mod sampler;
+pub mod verify;

@@ -1,0 +1,433 @@
+//! The `snapsat` command line: a thin layer over the library.
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use serde::Serialize;
+use snapsat::assignment::Assignment;
+use snapsat::dimacs::{self, Strictness};
+use snapsat::diversity;
+use snapsat::formula::Cnf;
+use snapsat::oracle::Splr;
+use snapsat::report::{read_tests, TestFormat, TestWriter};
+use snapsat::sampler::{self, Observer, Report, RoundStats, SampleError, SnapConfig, StopReason};
+use snapsat::verify::Checker;
+use std::io::{BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit status when the formula is unsatisfiable (as SAT solvers report it).
+const EXIT_UNSAT: u8 = 20;
+/// Exit status when no solution was found in time.
+const EXIT_UNKNOWN: u8 = 30;
+/// Exit status after SIGINT or SIGTERM; every test found is on disk.
+const EXIT_INTERRUPTED: u8 = 130;
+/// Exit status for unreadable or malformed input.
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "snapsat",
+    version,
+    about = "Very small, 100%-valid, diverse test suites from CNF formulas, by the Snap method",
+    after_help = "Exit status: 0 success; 1 `verify` found invalid tests, or an output error; \
+                  2 bad usage or malformed input; 20 the formula is unsatisfiable; \
+                  30 no solution found within the time limit; 130 interrupted (tests found so \
+                  far are kept)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build a test suite: every test is a distinct satisfying assignment, checked against
+    /// every clause before it is written.
+    Sample(SampleArgs),
+    /// Check a test file against a formula: counts valid, invalid and distinct tests; exits 1
+    /// if any test is invalid.
+    Verify(VerifyArgs),
+    /// Normalized compression distance (Eq. 2 of the Snap paper) of a test file.
+    Ncd(NcdArgs),
+}
+
+#[derive(Args)]
+struct InputArgs {
+    /// DIMACS CNF file (plain, gzip or xz), or `-` for standard input.
+    formula: PathBuf,
+    /// Accept a clause count that differs from the header, with a warning.
+    #[arg(long)]
+    relaxed: bool,
+}
+
+#[derive(Args)]
+struct SampleArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write tests here (default: standard output), one a line, flushed as found.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// How tests are written.
+    #[arg(long, value_enum, default_value_t = TestFormat::Dimacs)]
+    format: TestFormat,
+    /// Seed of every random choice: the same seed gives the same suite.
+    #[arg(short, long, default_value_t = 0)]
+    seed: u64,
+    /// N: initial solver solutions, and candidates per centroid per round.
+    #[arg(short = 'n', long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..))]
+    samples: u64,
+    /// k: clusters (centroids mutated per round).
+    #[arg(short = 'k', long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    clusters: u64,
+    /// X: go on while the suite's NCD improves by at least this many percent per round.
+    #[arg(short = 'x', long, value_name = "PERCENT", default_value_t = 5.0)]
+    min_improvement: f64,
+    /// T: stop after this many seconds, keeping every test found.
+    #[arg(short = 't', long, value_name = "SECONDS", default_value_t = 600.0)]
+    time_limit: f64,
+    /// Stop once the suite holds this many tests.
+    #[arg(long, value_name = "N")]
+    max_tests: Option<usize>,
+    /// Stop after this many rounds.
+    #[arg(long, value_name = "N")]
+    max_rounds: Option<usize>,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long)]
+    threads: Option<usize>,
+    /// Write run statistics as JSON here.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    /// No summary or progress on standard error.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Test file: DIMACS literal lines or 0/1 strings, one test a line.
+    tests: PathBuf,
+}
+
+#[derive(Args)]
+struct NcdArgs {
+    /// Test file: DIMACS literal lines or 0/1 strings, one test a line.
+    tests: PathBuf,
+    /// Formula of the tests: gives the variable count and projects onto its `c ind` variables.
+    #[arg(long, value_name = "FILE")]
+    formula: Option<PathBuf>,
+    /// With --formula, measure full assignments instead of the projection.
+    #[arg(long)]
+    all_vars: bool,
+    /// Removals tried for the denominator of Eq. 2 on large suites.
+    #[arg(long, default_value_t = diversity::DEFAULT_REMOVALS)]
+    removals: usize,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sample(args) => sample(args),
+        Command::Verify(args) => verify(args),
+        Command::Ncd(args) => ncd(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("snapsat: error: {err:#}");
+            let bad_input = err.chain().any(|e| {
+                e.downcast_ref::<dimacs::ReadError>().is_some()
+                    || e.downcast_ref::<snapsat::report::TestParseError>()
+                        .is_some()
+            });
+            ExitCode::from(if bad_input { EXIT_BAD_INPUT } else { 1 })
+        }
+    }
+}
+
+fn read_formula(input: &InputArgs, quiet: bool) -> Result<Cnf> {
+    let strictness = if input.relaxed {
+        Strictness::Relaxed
+    } else {
+        Strictness::Strict
+    };
+    let parsed = dimacs::read_file(&input.formula, strictness)?;
+    if !quiet {
+        for warning in &parsed.warnings {
+            eprintln!("snapsat: warning: {}: {warning}", input.formula.display());
+        }
+    }
+    Ok(parsed.cnf)
+}
+
+/// Writes tests and shows progress as the sampler reports them.
+struct CliObserver<W: Write> {
+    writer: TestWriter<W>,
+    progress: bool,
+    start: Instant,
+}
+
+impl<W: Write> Observer for CliObserver<W> {
+    fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
+        self.writer.write(test)
+    }
+
+    fn round(&mut self, r: &RoundStats) {
+        if self.progress {
+            eprint!(
+                "\r\x1b[2Ksnapsat: round {} · {} tests · NCD {:.4} · {:.1} s",
+                r.round,
+                r.suite_size,
+                r.ncd,
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct RunStats<'a> {
+    formula: String,
+    variables: usize,
+    clauses: usize,
+    independent_support: usize,
+    seed: u64,
+    samples: u64,
+    clusters: u64,
+    min_improvement_percent: f64,
+    time_limit_seconds: f64,
+    threads: usize,
+    parse_seconds: f64,
+    peak_memory_bytes: Option<u64>,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+/// Peak resident memory of this process, from the kernel (Linux only).
+fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn sample(args: SampleArgs) -> Result<ExitCode> {
+    if !(args.time_limit > 0.0 && args.time_limit.is_finite()) {
+        anyhow::bail!("--time-limit must be a positive number of seconds");
+    }
+    if !(args.min_improvement >= 0.0 && args.min_improvement.is_finite()) {
+        anyhow::bail!("--min-improvement must be a percentage ≥ 0");
+    }
+    if let Some(threads) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build_global()
+            .context("cannot start the worker threads")?;
+    }
+    let t = Instant::now();
+    let cnf = read_formula(&args.input, args.quiet)?;
+    let parse_seconds = t.elapsed().as_secs_f64();
+
+    let interrupt = Arc::new(AtomicBool::new(false));
+    {
+        let interrupt = interrupt.clone();
+        ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed))
+            .context("cannot install the interrupt handler")?;
+    }
+    let out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let mut observer = CliObserver {
+        writer: TestWriter::new(out, args.format),
+        progress: !args.quiet && std::io::stderr().is_terminal(),
+        start: Instant::now(),
+    };
+    let config = SnapConfig {
+        samples: args.samples as usize,
+        clusters: args.clusters as usize,
+        min_improvement: args.min_improvement / 100.0,
+        time_limit: Duration::from_secs_f64(args.time_limit),
+        max_tests: args.max_tests,
+        max_rounds: args.max_rounds,
+        seed: args.seed,
+        ..Default::default()
+    };
+    let checker = Checker::new(&cnf);
+    let result = sampler::sample(&checker, &Splr, &config, &mut observer, &interrupt);
+    if observer.progress {
+        eprintln!();
+    }
+    let report = match result {
+        Ok(report) => report,
+        Err(SampleError::Unsat) => {
+            eprintln!(
+                "snapsat: {}: the formula is unsatisfiable: no test exists",
+                args.input.formula.display()
+            );
+            return Ok(ExitCode::from(EXIT_UNSAT));
+        }
+        Err(SampleError::Unknown(why)) => {
+            eprintln!("snapsat: no solution found ({why}); try a longer --time-limit");
+            return Ok(ExitCode::from(EXIT_UNKNOWN));
+        }
+        Err(SampleError::Output(e)) => return Err(e).context("cannot write tests"),
+    };
+    if let Some(path) = &args.stats {
+        let stats = RunStats {
+            formula: args.input.formula.display().to_string(),
+            variables: cnf.num_vars(),
+            clauses: cnf.num_clauses(),
+            independent_support: cnf.independent_support().len(),
+            seed: args.seed,
+            samples: args.samples,
+            clusters: args.clusters,
+            min_improvement_percent: args.min_improvement,
+            time_limit_seconds: args.time_limit,
+            threads: rayon::current_num_threads(),
+            parse_seconds,
+            peak_memory_bytes: peak_memory_bytes(),
+            report: &report,
+        };
+        let json = serde_json::to_string_pretty(&stats)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !args.quiet {
+        summarize(&report);
+    }
+    Ok(if report.stop == StopReason::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn summarize(r: &Report) {
+    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
+    let stop = match r.stop {
+        StopReason::Converged => "NCD stopped improving",
+        StopReason::TimeLimit => "time limit reached",
+        StopReason::MaxTests => "--max-tests reached",
+        StopReason::MaxRounds => "--max-rounds reached",
+        StopReason::NoNewTests => "a round found no new test",
+        StopReason::Interrupted => "interrupted",
+    };
+    eprintln!(
+        "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {:.4} over {} variables",
+        r.distinct_tests,
+        r.seconds.total,
+        r.rounds.len().saturating_sub(1),
+        ncd,
+        r.ncd_variables
+    );
+    eprintln!(
+        "snapsat: {} candidates, {:.1}% valid before repair, {} repaired, {} failed repairs; solver calls: {} generate, {} repair",
+        r.candidates,
+        r.valid_before_repair_percent,
+        r.repaired,
+        r.failed_repairs,
+        r.solver_calls.generate,
+        r.solver_calls.repair
+    );
+    for why in &r.unknown {
+        eprintln!("snapsat: note: some solver calls gave up: {why}");
+    }
+}
+
+fn open_tests(path: &Path, num_vars: usize) -> Result<Vec<Assignment>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    read_tests(BufReader::new(file), num_vars).with_context(|| path.display().to_string())
+}
+
+fn verify(args: VerifyArgs) -> Result<ExitCode> {
+    let cnf = read_formula(&args.input, false)?;
+    let tests = open_tests(&args.tests, cnf.num_vars())?;
+    let checker = Checker::new(&cnf);
+    let mut invalid = 0;
+    for (i, test) in tests.iter().enumerate() {
+        if let Some(clause) = checker.first_violated(test) {
+            invalid += 1;
+            if invalid <= 5 {
+                eprintln!(
+                    "snapsat: test {} falsifies clause {} ({:?})",
+                    i + 1,
+                    clause + 1,
+                    cnf.clause(clause)
+                );
+            }
+        }
+    }
+    let distinct = tests.iter().collect::<std::collections::HashSet<_>>().len();
+    println!(
+        "{} tests: {} valid, {} invalid, {} distinct",
+        tests.len(),
+        tests.len() - invalid,
+        invalid,
+        distinct
+    );
+    Ok(if invalid == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The variable count a test file implies: the longest 0/1 line or the largest literal.
+fn implied_num_vars(path: &Path) -> Result<usize> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(|line| {
+            let line = line.trim();
+            if !line.contains(' ') && line.len() > 1 && line.bytes().all(|b| b == b'0' || b == b'1')
+            {
+                line.len()
+            } else {
+                line.split_ascii_whitespace()
+                    .filter_map(|t| t.parse::<i64>().ok())
+                    .map(|l| l.unsigned_abs() as usize)
+                    .max()
+                    .unwrap_or(0)
+            }
+        })
+        .max()
+        .unwrap_or(0))
+}
+
+fn ncd(args: NcdArgs) -> Result<ExitCode> {
+    let (num_vars, projection) = match &args.formula {
+        Some(path) => {
+            let cnf = read_formula(
+                &InputArgs {
+                    formula: path.clone(),
+                    relaxed: true,
+                },
+                true,
+            )?;
+            let projection = if args.all_vars {
+                (0..cnf.num_vars()).collect()
+            } else {
+                cnf.projection()
+            };
+            (cnf.num_vars(), projection)
+        }
+        None => {
+            let n = implied_num_vars(&args.tests)?;
+            (n, (0..n).collect())
+        }
+    };
+    let tests = open_tests(&args.tests, num_vars)?;
+    let value = diversity::suite_ncd(&tests, &projection, args.removals);
+    println!("{value:.6}");
+    Ok(ExitCode::SUCCESS)
+}

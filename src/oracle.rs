@@ -1,0 +1,209 @@
+//! The solver oracle: one small trait, backed by splr.
+//!
+//! splr has no seed, no assumptions and no phase API. Its decisions start from one fixed phase,
+//! so a preferred value is expressed by flipping the polarity of a variable in the input, and
+//! diversity comes from renaming variables (which reorders splr's decisions) under a seed.
+//! Variables that splr's preprocessor eliminates get whatever value its model extension picks,
+//! so preferences are a strong hint, not a guarantee. splr's clause elimination must stay on:
+//! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas.
+
+use crate::formula::{var_index, Lit};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+/// A satisfiability question: clauses over variables `1..=num_vars`.
+pub struct Query<'a> {
+    pub num_vars: usize,
+    pub clauses: &'a [Vec<Lit>],
+    /// The value the solver should try first for each variable (from 0); `None` leaves it free.
+    pub preferred: Option<&'a [bool]>,
+    /// Seeds the renaming of variables and, without `preferred`, random preferred values.
+    pub seed: u64,
+    pub timeout: Option<Duration>,
+}
+
+/// What the solver found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A model: the value of each variable (from 0).
+    Sat(Vec<bool>),
+    Unsat,
+    /// Gave up: time-out or an internal error of the solver, with the reason.
+    Unknown(String),
+}
+
+/// Anything that can answer a [`Query`]; shared by the threads of a run.
+pub trait Oracle: Sync {
+    fn solve(&self, query: &Query) -> Outcome;
+}
+
+/// splr 0.17, made diverse by input perturbation.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Splr;
+
+impl Oracle for Splr {
+    fn solve(&self, query: &Query) -> Outcome {
+        let n = query.num_vars;
+        if query.clauses.iter().any(|c| c.is_empty()) {
+            return Outcome::Unsat;
+        }
+        if n == 0 {
+            return Outcome::Sat(Vec::new());
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(query.seed);
+        // Variable v (from 0) is shown to splr as renamed[v] + 1, negated when flipped[v].
+        let mut renamed: Vec<u32> = (0..n as u32).collect();
+        renamed.shuffle(&mut rng);
+        let flipped: Vec<bool> = match query.preferred {
+            // splr decides false first, so a variable preferred true is shown negated.
+            Some(preferred) => preferred.to_vec(),
+            None => (0..n).map(|_| rng.gen()).collect(),
+        };
+        let shown = |lit: Lit| -> i32 {
+            let v = var_index(lit);
+            let name = renamed[v] as i32 + 1;
+            if (lit < 0) != flipped[v] {
+                -name
+            } else {
+                name
+            }
+        };
+        let clauses: Vec<Vec<i32>> = query
+            .clauses
+            .iter()
+            .map(|c| c.iter().map(|&l| shown(l)).collect())
+            .collect();
+        let mut config = splr::Config {
+            quiet_mode: true,
+            ..Default::default()
+        };
+        if let Some(t) = query.timeout {
+            // splr counts whole seconds.
+            config.c_timeout = t.as_secs_f64().ceil().max(1.0);
+        }
+        // Variables that occur in no clause are unknown to splr and come back false, which
+        // the polarity flip turns into the preferred value.
+        let mut solver = match splr::Solver::try_from((config, clauses.as_slice())) {
+            Ok(solver) => solver,
+            Err(Ok(splr::Certificate::UNSAT)) => return Outcome::Unsat,
+            Err(Ok(splr::Certificate::SAT(_))) => unreachable!("splr does not solve while loading"),
+            Err(Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_))) => {
+                return Outcome::Unsat
+            }
+            Err(Err(e)) => {
+                return Outcome::Unknown(format!("splr could not load the formula: {e}"))
+            }
+        };
+        use splr::SolveIF;
+        match solver.solve() {
+            Ok(splr::Certificate::SAT(model)) => {
+                let mut shown_value = vec![false; n];
+                for lit in model {
+                    let v = lit.unsigned_abs() as usize;
+                    if v >= 1 && v <= n {
+                        shown_value[v - 1] = lit > 0;
+                    }
+                }
+                Outcome::Sat(
+                    (0..n)
+                        .map(|v| shown_value[renamed[v] as usize] != flipped[v])
+                        .collect(),
+                )
+            }
+            Ok(splr::Certificate::UNSAT) => Outcome::Unsat,
+            Err(splr::SolverError::TimeOut) => Outcome::Unknown("time-out".into()),
+            Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_)) => {
+                Outcome::Unsat
+            }
+            Err(e) => Outcome::Unknown(format!("splr: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query<'a>(
+        n: usize,
+        clauses: &'a [Vec<Lit>],
+        preferred: Option<&'a [bool]>,
+        seed: u64,
+    ) -> Query<'a> {
+        Query {
+            num_vars: n,
+            clauses,
+            preferred,
+            seed,
+            timeout: None,
+        }
+    }
+
+    fn satisfies(clauses: &[Vec<Lit>], model: &[bool]) -> bool {
+        clauses
+            .iter()
+            .all(|c| c.iter().any(|&l| model[var_index(l)] == (l > 0)))
+    }
+
+    #[test]
+    fn models_satisfy_and_unsat_is_reported() {
+        let clauses = vec![vec![1, 2], vec![-1, 3], vec![-2, -3], vec![2, 3, 4]];
+        for seed in 0..20 {
+            match Splr.solve(&query(4, &clauses, None, seed)) {
+                Outcome::Sat(m) => assert!(satisfies(&clauses, &m)),
+                other => panic!("expected a model, got {other:?}"),
+            }
+        }
+        let unsat = vec![vec![1], vec![-1, 2], vec![-2]];
+        assert_eq!(Splr.solve(&query(2, &unsat, None, 0)), Outcome::Unsat);
+        assert_eq!(
+            Splr.solve(&query(2, &[vec![1], vec![]], None, 0)),
+            Outcome::Unsat
+        );
+    }
+
+    /// A planted random 3-CNF of `n` variables and `3n` clauses, loose enough to leave choices.
+    fn loose(n: i32) -> Vec<Vec<Lit>> {
+        (0..3 * n)
+            .map(|i| {
+                vec![
+                    1 + (i * 7) % n,
+                    -(1 + (i * 13 + 5) % n),
+                    1 + (i * 29 + 11) % n,
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn preferred_values_steer_the_model() {
+        let clauses = loose(60);
+        let ones = |pref: bool| match Splr.solve(&query(60, &clauses, Some(&[pref; 60]), 3)) {
+            Outcome::Sat(m) => {
+                assert!(satisfies(&clauses, &m));
+                m.iter().filter(|&&b| b).count()
+            }
+            other => panic!("expected a model, got {other:?}"),
+        };
+        assert!(
+            ones(true) > ones(false),
+            "{} vs {}",
+            ones(true),
+            ones(false)
+        );
+    }
+
+    #[test]
+    fn different_seeds_give_different_models() {
+        let clauses = loose(60);
+        let models: std::collections::HashSet<_> = (0..20)
+            .filter_map(|seed| match Splr.solve(&query(60, &clauses, None, seed)) {
+                Outcome::Sat(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert!(models.len() > 5, "only {} distinct models", models.len());
+    }
+}

@@ -1,0 +1,276 @@
+//! Unit propagation over a partial assignment, reusable across many calls on one formula.
+//!
+//! Repair and completion fix some variables and let propagation settle most of the rest, so the
+//! solver only sees what propagation leaves open. Counters of false literals per clause are kept
+//! instead of watched literals so that the formula itself stays shared and immutable.
+
+use crate::assignment::Assignment;
+use crate::formula::{var_index, Cnf, Lit};
+
+/// Index of a literal in per-literal tables.
+#[inline]
+fn code(lit: Lit) -> usize {
+    2 * var_index(lit) + usize::from(lit < 0)
+}
+
+/// For each literal, the clauses it occurs in (once per occurrence); built once per formula.
+pub struct LiteralOccurrences {
+    by_literal: Vec<Vec<u32>>,
+}
+
+impl LiteralOccurrences {
+    pub fn new(cnf: &Cnf) -> Self {
+        let mut by_literal = vec![Vec::new(); 2 * cnf.num_vars()];
+        for (i, clause) in cnf.clauses().enumerate() {
+            for &lit in clause {
+                by_literal[code(lit)].push(i as u32);
+            }
+        }
+        LiteralOccurrences { by_literal }
+    }
+}
+
+/// The two literals' clauses contradict the current assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict;
+
+/// A partial assignment with propagation; cheap to reset, so one serves many calls.
+pub struct Propagator<'a> {
+    cnf: &'a Cnf,
+    occurrences: &'a LiteralOccurrences,
+    /// 0 unassigned, 1 true, -1 false, per variable.
+    value: Vec<i8>,
+    false_count: Vec<u32>,
+    trail: Vec<Lit>,
+    /// Trail entries before this index have had their clauses' counters updated.
+    processed: usize,
+}
+
+impl<'a> Propagator<'a> {
+    pub fn new(cnf: &'a Cnf, occurrences: &'a LiteralOccurrences) -> Self {
+        Propagator {
+            cnf,
+            occurrences,
+            value: vec![0; cnf.num_vars()],
+            false_count: vec![0; cnf.num_clauses()],
+            trail: Vec::new(),
+            processed: 0,
+        }
+    }
+
+    /// The value of a variable (from 0), if assigned.
+    #[inline]
+    pub fn value(&self, var: usize) -> Option<bool> {
+        match self.value[var] {
+            0 => None,
+            v => Some(v > 0),
+        }
+    }
+
+    #[inline]
+    fn literal_value(&self, lit: Lit) -> Option<bool> {
+        self.value(var_index(lit)).map(|v| v == (lit > 0))
+    }
+
+    /// Number of assigned variables; a mark to undo to.
+    pub fn mark(&self) -> usize {
+        self.trail.len()
+    }
+
+    /// Unassigns everything assigned since `mark`.
+    pub fn undo_to(&mut self, mark: usize) {
+        while self.trail.len() > mark {
+            let lit = self.trail.pop().unwrap();
+            if self.trail.len() < self.processed {
+                for &c in &self.occurrences.by_literal[code(-lit)] {
+                    self.false_count[c as usize] -= 1;
+                }
+            }
+            self.value[var_index(lit)] = 0;
+        }
+        self.processed = self.processed.min(mark);
+    }
+
+    /// Unassigns everything.
+    pub fn reset(&mut self) {
+        self.undo_to(0);
+    }
+
+    /// Makes `lit` true and propagates. On conflict the assignment is left as it was before.
+    pub fn assign(&mut self, lit: Lit) -> Result<(), Conflict> {
+        let mark = self.mark();
+        match self.literal_value(lit) {
+            Some(true) => return Ok(()),
+            Some(false) => return Err(Conflict),
+            None => self.enqueue(lit),
+        }
+        self.propagate().inspect_err(|_| self.undo_to(mark))
+    }
+
+    fn enqueue(&mut self, lit: Lit) {
+        self.value[var_index(lit)] = if lit > 0 { 1 } else { -1 };
+        self.trail.push(lit);
+    }
+
+    fn propagate(&mut self) -> Result<(), Conflict> {
+        let mut conflict = false;
+        while self.processed < self.trail.len() && !conflict {
+            let lit = self.trail[self.processed];
+            self.processed += 1;
+            // Every counter is updated even after a conflict, so that undo stays exact.
+            for &c in &self.occurrences.by_literal[code(-lit)] {
+                let c = c as usize;
+                self.false_count[c] += 1;
+                if conflict {
+                    continue;
+                }
+                let clause = self.cnf.clause(c);
+                let falses = self.false_count[c] as usize;
+                if falses + 1 < clause.len() {
+                    continue;
+                }
+                let mut open = None;
+                let mut satisfied = false;
+                for &l in clause {
+                    match self.literal_value(l) {
+                        Some(true) => {
+                            satisfied = true;
+                            break;
+                        }
+                        None => open = Some(l),
+                        Some(false) => {}
+                    }
+                }
+                if satisfied {
+                    continue;
+                }
+                match open {
+                    Some(l) => self.enqueue(l),
+                    None => conflict = true,
+                }
+            }
+        }
+        if conflict {
+            Err(Conflict)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Assigns every unit clause of the formula; fails when they contradict.
+    pub fn assign_units(&mut self) -> Result<(), Conflict> {
+        for clause in self.cnf.clauses() {
+            match clause {
+                [] => return Err(Conflict),
+                [lit] => self.assign(*lit)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes the assignment greedily: each open variable takes its preferred value, or the
+    /// other one when that conflicts. Fails (and undoes its decisions) when both conflict.
+    pub fn complete_greedily(&mut self, preferred: &Assignment) -> Result<(), Conflict> {
+        let mark = self.mark();
+        for var in 0..self.value.len() {
+            if self.value[var] != 0 {
+                continue;
+            }
+            let lit = if preferred.get(var) {
+                var as Lit + 1
+            } else {
+                -(var as Lit + 1)
+            };
+            if self.assign(lit).is_err() && self.assign(-lit).is_err() {
+                self.undo_to(mark);
+                return Err(Conflict);
+            }
+        }
+        Ok(())
+    }
+
+    /// The clauses not yet satisfied, reduced to their open literals: what a solver must still
+    /// decide. Empty when propagation already settled everything.
+    pub fn residual(&self) -> Vec<Vec<Lit>> {
+        self.cnf
+            .clauses()
+            .filter(|clause| !clause.iter().any(|&l| self.literal_value(l) == Some(true)))
+            .map(|clause| {
+                clause
+                    .iter()
+                    .copied()
+                    .filter(|&l| self.literal_value(l).is_none())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The assignment, with open variables taken from `fill`.
+    pub fn to_assignment(&self, fill: &Assignment) -> Assignment {
+        let mut a = fill.clone();
+        for &lit in &self.trail {
+            a.set(var_index(lit), lit > 0);
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::Checker;
+    use proptest::prelude::*;
+
+    #[test]
+    fn propagation_follows_implications_and_undoes_exactly() {
+        let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-2, 3], vec![-3, -1, 4]]);
+        let occ = LiteralOccurrences::new(&cnf);
+        let mut p = Propagator::new(&cnf, &occ);
+        p.assign(1).unwrap();
+        assert_eq!(
+            (p.value(1), p.value(2), p.value(3)),
+            (Some(true), Some(true), Some(true))
+        );
+        assert_eq!(p.assign(-4), Err(Conflict));
+        assert_eq!(
+            p.value(3),
+            Some(true),
+            "a failed assign leaves the state as it was"
+        );
+        p.reset();
+        assert!((0..4).all(|v| p.value(v).is_none()));
+        p.assign(-4).unwrap();
+        assert_eq!(p.assign(1), Err(Conflict));
+        assert!(p.value(0).is_none());
+    }
+
+    #[test]
+    fn residual_keeps_only_open_literals_of_open_clauses() {
+        let cnf = Cnf::from_clauses(3, &[vec![1, 2], vec![-1, 2, 3], vec![2, 3]]);
+        let occ = LiteralOccurrences::new(&cnf);
+        let mut p = Propagator::new(&cnf, &occ);
+        p.assign(1).unwrap();
+        assert_eq!(p.residual(), vec![vec![2, 3], vec![2, 3]]);
+    }
+
+    proptest! {
+        #[test]
+        fn greedy_completion_yields_a_model_or_reports_failure(
+            clauses in proptest::collection::vec(proptest::collection::vec((1i32..=10, any::<bool>()), 1..4), 1..30),
+            prefs in proptest::collection::vec(any::<bool>(), 10),
+        ) {
+            let clauses: Vec<Vec<i32>> = clauses.iter().map(|c| c.iter().map(|&(v, n)| if n { -v } else { v }).collect()).collect();
+            let cnf = Cnf::from_clauses(10, &clauses);
+            let occ = LiteralOccurrences::new(&cnf);
+            let mut p = Propagator::new(&cnf, &occ);
+            let prefs: String = prefs.iter().map(|&b| if b { '1' } else { '0' }).collect();
+            let prefs = Assignment::from_bit_string(&prefs).unwrap();
+            if p.assign_units().is_ok() && p.complete_greedily(&prefs).is_ok() {
+                prop_assert!(Checker::new(&cnf).satisfies(&p.to_assignment(&prefs)));
+            }
+            p.reset();
+            prop_assert!(p.false_count.iter().all(|&c| c == 0));
+        }
+    }
+}

@@ -1,0 +1,673 @@
+//! The Snap sampler (Fig. 2 of the paper): initial solutions, a weighted delta pool, k-means
+//! centroids, candidates `c ⊕ (δi ∨ δj)`, verification, repair, and NCD-based termination.
+//!
+//! Work inside a round runs on all rayon threads; every random choice is drawn from seeds
+//! derived from `--seed`, round and index, so the same seed gives the same suite on any number
+//! of threads (unless a time limit cuts a round short).
+
+pub mod deltas;
+pub mod kmeans;
+pub mod repair;
+
+use crate::assignment::Assignment;
+use crate::diversity;
+use crate::oracle::Oracle;
+use crate::verify::Checker;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use repair::{Completed, Completer, Failure, Route};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Parameters of a run; the defaults are the paper's (§III-C).
+#[derive(Debug, Clone)]
+pub struct SnapConfig {
+    /// N: initial solutions, and candidates per centroid per round.
+    pub samples: usize,
+    /// k: clusters.
+    pub clusters: usize,
+    /// X: go on while NCD improves by at least this fraction per round.
+    pub min_improvement: f64,
+    /// T: wall-clock limit of the whole run.
+    pub time_limit: Duration,
+    /// Stop once the suite holds this many tests.
+    pub max_tests: Option<usize>,
+    /// Stop after this many rounds.
+    pub max_rounds: Option<usize>,
+    pub seed: u64,
+    /// Removals tried for NCD's denominator (see [`diversity::ncd`]).
+    pub ncd_removals: usize,
+}
+
+impl Default for SnapConfig {
+    fn default() -> Self {
+        SnapConfig {
+            samples: 100,
+            clusters: 5,
+            min_improvement: 0.05,
+            time_limit: Duration::from_secs(600),
+            max_tests: None,
+            max_rounds: None,
+            seed: 0,
+            ncd_removals: diversity::DEFAULT_REMOVALS,
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// NCD improved by less than X in the last round: the paper's criterion.
+    Converged,
+    TimeLimit,
+    MaxTests,
+    MaxRounds,
+    /// A round added no new test.
+    NoNewTests,
+    Interrupted,
+}
+
+/// Figures of one round (rounds count from 1; round 0 is the initial solutions).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RoundStats {
+    pub round: usize,
+    pub samples: usize,
+    pub distinct_deltas: usize,
+    pub repeated_delta_pairs: u64,
+    pub centroids: usize,
+    pub candidates: u64,
+    pub valid_before_repair: u64,
+    pub repaired: u64,
+    pub failed_repairs: u64,
+    pub skipped: u64,
+    pub new_tests: usize,
+    pub suite_size: usize,
+    pub ncd: f64,
+    pub seconds: f64,
+}
+
+/// Wall time per phase, in seconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PhaseSeconds {
+    pub initial: f64,
+    pub deltas: f64,
+    pub clustering: f64,
+    pub verify_repair: f64,
+    pub ncd: f64,
+    pub total: f64,
+}
+
+/// Solver calls by purpose.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SolverCalls {
+    pub generate: u64,
+    pub repair: u64,
+}
+
+/// Everything measured in a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub stop: StopReason,
+    pub distinct_tests: usize,
+    pub seconds: PhaseSeconds,
+    pub solver_calls: SolverCalls,
+    /// Tests completed by propagation and greedy decisions, without the solver.
+    pub completed_by_propagation: u64,
+    pub candidates: u64,
+    pub valid_before_repair: u64,
+    pub valid_before_repair_percent: f64,
+    pub repaired: u64,
+    pub failed_repairs: u64,
+    /// Repairs that had to drop every kept bit and take a fresh solution.
+    pub fresh_fallbacks: u64,
+    pub duplicates: u64,
+    /// Variables NCD is measured on (the independent support, or all).
+    pub ncd_variables: usize,
+    pub rounds: Vec<RoundStats>,
+    /// Why solver calls gave up, if any did (time-outs).
+    pub unknown: Vec<String>,
+}
+
+/// Errors that end a run without a suite.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    #[error("the formula is unsatisfiable")]
+    Unsat,
+    #[error("no solution found: {0}")]
+    Unknown(String),
+    #[error("writing a test failed: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// What the sampler tells its caller as it goes.
+pub trait Observer {
+    /// A new distinct, verified test; returning an error stops the run.
+    fn test(&mut self, test: &Assignment) -> std::io::Result<()>;
+    /// A round (or the initial solutions, round 0) ended.
+    fn round(&mut self, _stats: &RoundStats) {}
+}
+
+impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
+    fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
+        self(test)
+    }
+}
+
+/// Derives an independent seed for one piece of work (SplitMix64 finaliser).
+pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
+    let mut z = seed
+        ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The test suite: distinct tests in the order found.
+struct Suite {
+    tests: Vec<Assignment>,
+    seen: HashSet<Assignment>,
+}
+
+/// A candidate of step 3b: centroid `c`, delta `δi ∨ δj`.
+struct Candidate {
+    centroid: usize,
+    delta: Assignment,
+}
+
+enum Verdict {
+    Valid(Assignment),
+    Repaired(Completed),
+    Failed(Failure),
+    Skipped,
+}
+
+/// Runs Snap on the formula behind `checker`, handing each new test to `observer`.
+pub fn sample(
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    config: &SnapConfig,
+    observer: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<Report, SampleError> {
+    Snap::new(checker, oracle, config, interrupt).run(observer)
+}
+
+struct Snap<'a> {
+    checker: &'a Checker<'a>,
+    config: &'a SnapConfig,
+    completer: Completer<'a>,
+    projection: Vec<usize>,
+    start: Instant,
+    deadline: Instant,
+    interrupt: &'a AtomicBool,
+    suite: Suite,
+    report: Report,
+}
+
+impl<'a> Snap<'a> {
+    fn new(
+        checker: &'a Checker<'a>,
+        oracle: &'a dyn Oracle,
+        config: &'a SnapConfig,
+        interrupt: &'a AtomicBool,
+    ) -> Self {
+        let start = Instant::now();
+        let deadline = start + config.time_limit;
+        let projection = checker.cnf().projection();
+        Snap {
+            checker,
+            config,
+            completer: Completer::new(checker, oracle, Some(deadline)),
+            start,
+            deadline,
+            interrupt,
+            suite: Suite {
+                tests: Vec::new(),
+                seen: HashSet::new(),
+            },
+            report: Report {
+                stop: StopReason::Converged,
+                distinct_tests: 0,
+                seconds: PhaseSeconds::default(),
+                solver_calls: SolverCalls::default(),
+                completed_by_propagation: 0,
+                candidates: 0,
+                valid_before_repair: 0,
+                valid_before_repair_percent: 0.0,
+                repaired: 0,
+                failed_repairs: 0,
+                fresh_fallbacks: 0,
+                duplicates: 0,
+                ncd_variables: projection.len(),
+                rounds: Vec::new(),
+                unknown: Vec::new(),
+            },
+            projection,
+        }
+    }
+
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline || self.interrupt.load(Ordering::Relaxed)
+    }
+
+    fn full(&self) -> bool {
+        self.config
+            .max_tests
+            .is_some_and(|m| self.suite.tests.len() >= m)
+    }
+
+    /// Adds a verified test to the suite if it is new; true when added.
+    fn admit(
+        &mut self,
+        test: &Assignment,
+        observer: &mut dyn Observer,
+    ) -> Result<bool, SampleError> {
+        assert!(
+            self.checker.satisfies(test),
+            "unverified test reached the suite"
+        );
+        if self.full() || !self.suite.seen.insert(test.clone()) {
+            self.report.duplicates += u64::from(!self.full());
+            return Ok(false);
+        }
+        self.suite.tests.push(test.clone());
+        observer.test(test)?;
+        Ok(true)
+    }
+
+    fn ncd(&mut self) -> f64 {
+        let t = Instant::now();
+        let ncd = diversity::suite_ncd(
+            &self.suite.tests,
+            &self.projection,
+            self.config.ncd_removals,
+        );
+        self.report.seconds.ncd += t.elapsed().as_secs_f64();
+        ncd
+    }
+
+    fn note_completion(&mut self, done: &Completed, purpose_generate: bool) {
+        let calls = u64::from(done.solver_calls);
+        if purpose_generate {
+            self.report.solver_calls.generate += calls;
+        } else {
+            self.report.solver_calls.repair += calls;
+        }
+        self.report.completed_by_propagation += u64::from(done.route == Route::Propagation);
+    }
+
+    fn note_failure(&mut self, failure: Failure) {
+        if let Failure::Unknown(why) = failure {
+            if self.report.unknown.len() < 10 && !self.report.unknown.contains(&why) {
+                self.report.unknown.push(why);
+            }
+        }
+    }
+
+    fn run(mut self, observer: &mut dyn Observer) -> Result<Report, SampleError> {
+        let mut samples = self.initial_samples(observer)?;
+        let mut ncd = self.ncd();
+        let initial = RoundStats {
+            round: 0,
+            samples: samples.len(),
+            new_tests: self.suite.tests.len(),
+            suite_size: self.suite.tests.len(),
+            ncd,
+            seconds: self.start.elapsed().as_secs_f64(),
+            ..Default::default()
+        };
+        observer.round(&initial);
+        self.report.rounds.push(initial);
+        let mut round = 0;
+        let stop = loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                break StopReason::Interrupted;
+            }
+            if self.full() {
+                break StopReason::MaxTests;
+            }
+            if Instant::now() >= self.deadline {
+                break StopReason::TimeLimit;
+            }
+            if self.config.max_rounds.is_some_and(|m| round >= m) {
+                break StopReason::MaxRounds;
+            }
+            round += 1;
+            let stats = self.round(round, &mut samples, observer)?;
+            let previous = ncd;
+            ncd = stats.ncd;
+            let new_tests = stats.new_tests;
+            observer.round(&stats);
+            self.report.rounds.push(stats);
+            if self.interrupt.load(Ordering::Relaxed) {
+                break StopReason::Interrupted;
+            }
+            if self.full() {
+                break StopReason::MaxTests;
+            }
+            if Instant::now() >= self.deadline {
+                break StopReason::TimeLimit;
+            }
+            if new_tests == 0 {
+                break StopReason::NoNewTests;
+            }
+            if ncd - previous < self.config.min_improvement * previous.max(f64::EPSILON) {
+                break StopReason::Converged;
+            }
+        };
+        self.report.stop = stop;
+        self.report.distinct_tests = self.suite.tests.len();
+        self.report.valid_before_repair_percent = if self.report.candidates == 0 {
+            0.0
+        } else {
+            100.0 * self.report.valid_before_repair as f64 / self.report.candidates as f64
+        };
+        self.report.seconds.total = self.start.elapsed().as_secs_f64();
+        Ok(self.report)
+    }
+
+    /// Step 1: N solutions in parallel; the first decides whether the formula is satisfiable.
+    fn initial_samples(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<Vec<Assignment>, SampleError> {
+        let t = Instant::now();
+        let seed = self.config.seed;
+        let n = self.config.samples.max(1);
+        let first = {
+            let mut prop = self.completer.propagator();
+            self.completer.fresh(&mut prop, derive_seed(seed, 0, 0))
+        };
+        let mut results = vec![first];
+        if results[0].is_ok() {
+            let completer = &self.completer;
+            let deadline = self.deadline;
+            let interrupt = self.interrupt;
+            results.par_extend((1..n as u64).into_par_iter().map_init(
+                || completer.propagator(),
+                |prop, i| {
+                    if Instant::now() >= deadline || interrupt.load(Ordering::Relaxed) {
+                        return Err(Failure::Unknown("time limit reached".into()));
+                    }
+                    completer.fresh(prop, derive_seed(seed, 0, i))
+                },
+            ));
+        }
+        let mut samples = Vec::new();
+        let mut first_failure = None;
+        for result in results {
+            match result {
+                Ok(done) => {
+                    self.note_completion(&done, true);
+                    self.admit(&done.test, observer)?;
+                    samples.push(done.test);
+                }
+                Err(failure) => {
+                    first_failure.get_or_insert(failure.clone());
+                    self.note_failure(failure);
+                }
+            }
+        }
+        self.report.seconds.initial = t.elapsed().as_secs_f64();
+        if samples.is_empty() {
+            return Err(match first_failure {
+                Some(Failure::Unsat) | None => SampleError::Unsat,
+                Some(Failure::Unknown(why)) => SampleError::Unknown(why),
+            });
+        }
+        samples.sort();
+        samples.dedup();
+        Ok(samples)
+    }
+
+    /// Steps 2–3 once: deltas, centroids, candidates, verify, repair; then NCD.
+    fn round(
+        &mut self,
+        round: usize,
+        samples: &mut Vec<Assignment>,
+        observer: &mut dyn Observer,
+    ) -> Result<RoundStats, SampleError> {
+        let started = Instant::now();
+        let seed = self.config.seed;
+        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 1, round as u64));
+        let n = self.config.samples.max(1);
+
+        // Step 2: the pool comes from at most N samples, so it holds at most N(N−1)/2 pairs
+        // however many repaired samples have joined.
+        let t = Instant::now();
+        let mut basis: Vec<&Assignment> = samples.iter().collect();
+        if basis.len() > n {
+            basis.shuffle(&mut rng);
+            basis.truncate(n);
+        }
+        let pool = deltas::DeltaPool::from_samples(&basis);
+        self.report.seconds.deltas += t.elapsed().as_secs_f64();
+
+        // Step 3a.
+        let t = Instant::now();
+        let all: Vec<&Assignment> = samples.iter().collect();
+        let centroids = kmeans::centroids(&all, self.config.clusters, &mut rng);
+        self.report.seconds.clustering += t.elapsed().as_secs_f64();
+
+        let mut stats = RoundStats {
+            round,
+            samples: samples.len(),
+            distinct_deltas: pool.len(),
+            repeated_delta_pairs: pool.repeated_pairs(),
+            centroids: centroids.len(),
+            ..Default::default()
+        };
+        if pool.is_empty() {
+            stats.ncd = self.report.rounds.last().map_or(0.0, |r| r.ncd);
+            stats.suite_size = self.suite.tests.len();
+            return Ok(stats);
+        }
+
+        // Step 3b: candidates drawn sequentially (cheap, deterministic), then checked in parallel.
+        let t = Instant::now();
+        let candidates: Vec<Candidate> = (0..centroids.len())
+            .flat_map(|c| std::iter::repeat(c).take(n))
+            .map(|centroid| Candidate {
+                centroid,
+                delta: pool.draw(&mut rng).or(pool.draw(&mut rng)),
+            })
+            .collect();
+        let violated: Vec<Vec<u32>> = centroids
+            .par_iter()
+            .map(|c| self.checker.violated(c))
+            .collect();
+        let verdicts: Vec<Verdict> = {
+            let completer = &self.completer;
+            let checker = self.checker;
+            let deadline = self.deadline;
+            let interrupt = self.interrupt;
+            candidates
+                .par_iter()
+                .enumerate()
+                .map_init(
+                    || completer.propagator(),
+                    |prop, (i, cand)| {
+                        if Instant::now() >= deadline || interrupt.load(Ordering::Relaxed) {
+                            return Verdict::Skipped;
+                        }
+                        let test = centroids[cand.centroid].xor(&cand.delta);
+                        if checker.satisfies_after_flips(
+                            &violated[cand.centroid],
+                            &test,
+                            &cand.delta,
+                        ) {
+                            return Verdict::Valid(test);
+                        }
+                        let seed = derive_seed(seed, 2 + round as u64, i as u64);
+                        match completer.repair(prop, &test, &cand.delta, seed) {
+                            Ok(done) => Verdict::Repaired(done),
+                            Err(failure) => Verdict::Failed(failure),
+                        }
+                    },
+                )
+                .collect()
+        };
+        self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
+
+        let before = self.suite.tests.len();
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Skipped => stats.skipped += 1,
+                Verdict::Valid(test) => {
+                    stats.candidates += 1;
+                    stats.valid_before_repair += 1;
+                    self.admit(&test, observer)?;
+                }
+                Verdict::Repaired(done) => {
+                    stats.candidates += 1;
+                    stats.repaired += 1;
+                    self.note_completion(&done, false);
+                    self.report.fresh_fallbacks += u64::from(done.fresh);
+                    if self.admit(&done.test, observer)? {
+                        samples.push(done.test);
+                    }
+                }
+                Verdict::Failed(failure) => {
+                    stats.candidates += 1;
+                    stats.failed_repairs += 1;
+                    self.note_failure(failure);
+                }
+            }
+        }
+        self.report.candidates += stats.candidates;
+        self.report.valid_before_repair += stats.valid_before_repair;
+        self.report.repaired += stats.repaired;
+        self.report.failed_repairs += stats.failed_repairs;
+        stats.new_tests = self.suite.tests.len() - before;
+        stats.suite_size = self.suite.tests.len();
+        stats.ncd = self.ncd();
+        stats.seconds = started.elapsed().as_secs_f64();
+        let _ = self.out_of_time();
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formula::Cnf;
+    use crate::oracle::Splr;
+    use proptest::prelude::*;
+    use rand::Rng;
+
+    /// A random 3-CNF satisfied by a planted assignment: each clause keeps one planted literal.
+    fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> Cnf {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let plant: Vec<bool> = (0..num_vars).map(|_| rng.gen()).collect();
+        let mut cnf = Cnf::new(num_vars);
+        for _ in 0..num_clauses {
+            let mut clause: Vec<i32> = (0..3)
+                .map(|_| {
+                    let v = rng.gen_range(0..num_vars);
+                    repair::literal(v, rng.gen())
+                })
+                .collect();
+            let v = rng.gen_range(0..num_vars);
+            clause[0] = repair::literal(v, plant[v]);
+            cnf.add_clause(&clause);
+        }
+        cnf
+    }
+
+    fn run(cnf: &Cnf, config: &SnapConfig) -> (Vec<Assignment>, Report) {
+        let checker = Checker::new(cnf);
+        let mut tests = Vec::new();
+        let mut collect = |t: &Assignment| {
+            tests.push(t.clone());
+            Ok(())
+        };
+        let report = sample(
+            &checker,
+            &Splr,
+            config,
+            &mut collect,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        (tests, report)
+    }
+
+    fn small_config(seed: u64) -> SnapConfig {
+        SnapConfig {
+            samples: 20,
+            clusters: 3,
+            seed,
+            time_limit: Duration::from_secs(60),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn unsat_formula_is_reported() {
+        let cnf = Cnf::from_clauses(1, &[vec![1], vec![-1]]);
+        let checker = Checker::new(&cnf);
+        let mut sink = |_: &Assignment| Ok(());
+        let err = sample(
+            &checker,
+            &Splr,
+            &small_config(0),
+            &mut sink,
+            &AtomicBool::new(false),
+        );
+        assert!(matches!(err, Err(SampleError::Unsat)));
+    }
+
+    #[test]
+    fn same_seed_gives_the_same_suite() {
+        let cnf = planted(40, 120, 5);
+        let (a, _) = run(&cnf, &small_config(9));
+        let (b, _) = run(&cnf, &small_config(9));
+        assert_eq!(a, b);
+        let (c, _) = run(&cnf, &small_config(10));
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn rounds_grow_the_suite_beyond_the_initial_samples() {
+        let cnf = planted(60, 200, 3);
+        let (tests, report) = run(&cnf, &small_config(1));
+        assert!(report.rounds.len() >= 2);
+        assert!(tests.len() > report.rounds[0].suite_size);
+        assert_eq!(report.distinct_tests, tests.len());
+    }
+
+    #[test]
+    fn max_tests_caps_the_suite() {
+        let cnf = planted(60, 200, 4);
+        let config = SnapConfig {
+            max_tests: Some(25),
+            ..small_config(2)
+        };
+        let (tests, report) = run(&cnf, &config);
+        assert_eq!(tests.len(), 25);
+        assert_eq!(report.stop, StopReason::MaxTests);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn every_emitted_test_satisfies_the_formula_and_none_repeats(
+            vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
+        ) {
+            let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
+            let checker = Checker::new(&cnf);
+            let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
+            let (tests, _) = run(&cnf, &config);
+            prop_assert!(!tests.is_empty());
+            prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
+            let distinct: HashSet<_> = tests.iter().collect();
+            prop_assert_eq!(distinct.len(), tests.len());
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! Completing partial tests: fresh solutions (step 1a) and repair of invalid candidates (§III-A).
+//!
+//! Both fix some variables, let unit propagation settle what it can, try a greedy completion
+//! that follows preferred values, and only then hand the residual problem to the solver.
+
+use crate::assignment::Assignment;
+use crate::formula::{var_index, Cnf, Lit};
+use crate::oracle::{Oracle, Outcome, Query};
+use crate::propagate::{LiteralOccurrences, Propagator};
+use crate::verify::Checker;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+/// How many literals of the independent support a fresh solution fixes at random.
+const RANDOM_CUBE: usize = 8;
+/// How often repair halves the kept bits before it falls back to a fresh solution.
+const MAX_HALVINGS: usize = 3;
+
+/// How a test was completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Propagation and greedy decisions alone.
+    Propagation,
+    /// The solver decided the residual problem.
+    Solver,
+}
+
+/// A completed, fully verified test.
+#[derive(Debug, Clone)]
+pub struct Completed {
+    pub test: Assignment,
+    pub route: Route,
+    pub solver_calls: u32,
+    /// Repair only: kept bits (of the delta) that survived into the test.
+    pub kept: usize,
+    /// Repair only: the kept bits were all dropped and a fresh solution taken instead.
+    pub fresh: bool,
+}
+
+/// Why no test came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    Unsat,
+    Unknown(String),
+}
+
+/// Shared, read-only context for completing tests on any thread.
+pub struct Completer<'a> {
+    cnf: &'a Cnf,
+    checker: &'a Checker<'a>,
+    occurrences: LiteralOccurrences,
+    oracle: &'a dyn Oracle,
+    projection: Vec<usize>,
+    deadline: Option<Instant>,
+}
+
+impl<'a> Completer<'a> {
+    pub fn new(
+        checker: &'a Checker<'a>,
+        oracle: &'a dyn Oracle,
+        deadline: Option<Instant>,
+    ) -> Self {
+        let cnf = checker.cnf();
+        Completer {
+            cnf,
+            checker,
+            occurrences: LiteralOccurrences::new(cnf),
+            oracle,
+            projection: cnf.projection(),
+            deadline,
+        }
+    }
+
+    /// A propagator for one thread's use.
+    pub fn propagator(&self) -> Propagator<'_> {
+        Propagator::new(self.cnf, &self.occurrences)
+    }
+
+    /// A fresh solution under `seed`: a random cube over the independent support, random
+    /// preferred values everywhere, and the solver where greedy completion fails.
+    pub fn fresh(&self, prop: &mut Propagator, seed: u64) -> Result<Completed, Failure> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let preferred = random_assignment(self.cnf.num_vars(), &mut rng);
+        let cube: Vec<Lit> = self
+            .projection
+            .choose_multiple(&mut rng, RANDOM_CUBE.min(self.projection.len()))
+            .map(|&v| literal(v, rng.gen()))
+            .collect();
+        let mut result = Err(Failure::Unsat);
+        for fixed in [&cube[..], &[]] {
+            result = self.complete(prop, fixed, &preferred, false, rng.gen());
+            if !matches!(result, Err(Failure::Unsat)) || fixed.is_empty() {
+                break;
+            }
+        }
+        result
+    }
+
+    /// Repairs `candidate = c ⊕ delta`: keeps its values where `delta` is set, frees the rest
+    /// (preferring the candidate's values), frees half the kept bits while they contradict the
+    /// formula, and falls back to a fresh solution when none can stay.
+    pub fn repair(
+        &self,
+        prop: &mut Propagator,
+        candidate: &Assignment,
+        delta: &Assignment,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut kept: Vec<Lit> = delta.ones().map(|v| literal(v, candidate.get(v))).collect();
+        kept.shuffle(&mut rng);
+        let mut solver_calls = 0;
+        for _ in 0..=MAX_HALVINGS {
+            match self.complete(prop, &kept, candidate, true, rng.gen()) {
+                Ok(mut done) => {
+                    done.solver_calls += solver_calls;
+                    done.kept = kept.iter().filter(|&&l| done.test.satisfies(l)).count();
+                    return Ok(done);
+                }
+                Err(Failure::Unsat) if !kept.is_empty() => {
+                    solver_calls += 1;
+                    kept.truncate(kept.len() / 2);
+                }
+                Err(failure) => return Err(failure),
+            }
+        }
+        let mut done = self.fresh(prop, rng.gen())?;
+        done.solver_calls += solver_calls;
+        done.fresh = true;
+        Ok(done)
+    }
+
+    /// Fixes `fixed` (dropping literals that propagation refutes when `drop_conflicts`), then
+    /// completes greedily along `preferred`, then by the solver. The result is fully verified.
+    fn complete(
+        &self,
+        prop: &mut Propagator,
+        fixed: &[Lit],
+        preferred: &Assignment,
+        keep_preferences: bool,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
+        prop.reset();
+        prop.assign_units().map_err(|_| Failure::Unsat)?;
+        for &lit in fixed {
+            // A refuted literal is freed: its opposite is implied, so it cannot be kept.
+            let _ = prop.assign(lit);
+        }
+        let mark = prop.mark();
+        let (test, route, solver_calls) = if prop.complete_greedily(preferred).is_ok() {
+            (prop.to_assignment(preferred), Route::Propagation, 0)
+        } else {
+            prop.undo_to(mark);
+            let test = self.solve_residual(prop, preferred, keep_preferences, seed)?;
+            (test, Route::Solver, 1)
+        };
+        if !self.checker.satisfies(&test) {
+            return Err(Failure::Unknown(
+                "internal error: a completed test failed verification and was dropped".into(),
+            ));
+        }
+        Ok(Completed {
+            test,
+            route,
+            solver_calls,
+            kept: 0,
+            fresh: false,
+        })
+    }
+
+    fn solve_residual(
+        &self,
+        prop: &Propagator,
+        preferred: &Assignment,
+        keep_preferences: bool,
+        seed: u64,
+    ) -> Result<Assignment, Failure> {
+        let residual = prop.residual();
+        let mut compact = vec![u32::MAX; self.cnf.num_vars()];
+        let mut original = Vec::new();
+        let clauses: Vec<Vec<Lit>> = residual
+            .iter()
+            .map(|clause| {
+                clause
+                    .iter()
+                    .map(|&lit| {
+                        let v = var_index(lit);
+                        if compact[v] == u32::MAX {
+                            compact[v] = original.len() as u32;
+                            original.push(v);
+                        }
+                        literal(compact[v] as usize, lit > 0)
+                    })
+                    .collect()
+            })
+            .collect();
+        let phases: Vec<bool> = original.iter().map(|&v| preferred.get(v)).collect();
+        let timeout = self
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()));
+        if timeout.is_some_and(|t| t.is_zero()) {
+            return Err(Failure::Unknown("time limit reached".into()));
+        }
+        let query = Query {
+            num_vars: original.len(),
+            clauses: &clauses,
+            preferred: keep_preferences.then_some(&phases[..]),
+            seed,
+            timeout,
+        };
+        match self.oracle.solve(&query) {
+            Outcome::Sat(model) => {
+                let mut test = prop.to_assignment(preferred);
+                for (i, &v) in original.iter().enumerate() {
+                    test.set(v, model[i]);
+                }
+                Ok(test)
+            }
+            Outcome::Unsat => Err(Failure::Unsat),
+            Outcome::Unknown(why) => Err(Failure::Unknown(why)),
+        }
+    }
+}
+
+/// The literal setting variable `var` (from 0) to `value`.
+pub fn literal(var: usize, value: bool) -> Lit {
+    let v = var as Lit + 1;
+    if value {
+        v
+    } else {
+        -v
+    }
+}
+
+fn random_assignment(len: usize, rng: &mut impl Rng) -> Assignment {
+    let mut a = Assignment::zeros(len);
+    for v in 0..len {
+        a.set(v, rng.gen());
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::Splr;
+
+    /// x1 → x2 → x3, and ¬x3 ∨ ¬x4.
+    fn chain() -> Cnf {
+        Cnf::from_clauses(5, &[vec![-1, 2], vec![-2, 3], vec![-3, -4]])
+    }
+
+    #[test]
+    fn repair_keeps_delta_bits_and_follows_the_candidate_elsewhere() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, None);
+        let mut prop = completer.propagator();
+        // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
+        let candidate = Assignment::from_bit_string("10011").unwrap();
+        let delta = Assignment::from_bit_string("10000").unwrap();
+        let done = completer.repair(&mut prop, &candidate, &delta, 7).unwrap();
+        assert_eq!(done.test.to_bit_string(), "11101");
+        assert_eq!(done.kept, 1);
+        assert!(!done.fresh);
+    }
+
+    #[test]
+    fn contradictory_kept_bits_are_freed() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, None);
+        let mut prop = completer.propagator();
+        // Keeping both x1 = 1 and x4 = 1 is impossible; one of them must go.
+        let candidate = Assignment::from_bit_string("10010").unwrap();
+        let delta = Assignment::from_bit_string("10010").unwrap();
+        let done = completer.repair(&mut prop, &candidate, &delta, 1).unwrap();
+        assert!(checker.satisfies(&done.test));
+        assert_eq!(done.kept, 1);
+    }
+
+    #[test]
+    fn fresh_solutions_are_valid_and_vary_with_the_seed() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, None);
+        let mut prop = completer.propagator();
+        let tests: std::collections::HashSet<_> = (0..30)
+            .map(|seed| completer.fresh(&mut prop, seed).unwrap().test)
+            .inspect(|t| assert!(checker.satisfies(t)))
+            .collect();
+        assert!(tests.len() > 5);
+    }
+
+    #[test]
+    fn an_unsatisfiable_formula_gives_no_test() {
+        let cnf = Cnf::from_clauses(2, &[vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]]);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, None);
+        let mut prop = completer.propagator();
+        assert_eq!(completer.fresh(&mut prop, 0).unwrap_err(), Failure::Unsat);
+    }
+}
