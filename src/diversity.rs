@@ -42,9 +42,41 @@ pub fn compressed_len<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> usize {
 /// every `C(X \ {x})` lies within a few bytes of `C(X)`, so the error is small; it can only
 /// underestimate the maximum, that is overestimate NCD, by at most those few bytes over `C(X)`.
 pub fn ncd(strings: &[&[u8]], max_removals: usize) -> f64 {
+    ncd_terms(strings, max_removals).value()
+}
+
+/// The three compressed lengths Eq. 2 is made of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NcdTerms {
+    /// C(X): the whole suite.
+    pub whole: usize,
+    /// min C(x): the most compressible single test.
+    pub smallest: usize,
+    /// max C(X \ {x}), exact or sampled (see [`ncd`]).
+    pub largest_without: usize,
+}
+
+impl NcdTerms {
+    pub fn value(&self) -> f64 {
+        if self.largest_without == 0 {
+            0.0
+        } else {
+            (self.whole as f64 - self.smallest as f64) / self.largest_without as f64
+        }
+    }
+
+    /// The numerator C(X) − min C(x): compressed information the suite holds beyond its
+    /// simplest test. Unlike NCD it is not pinned near 1 as the suite grows.
+    pub fn information(&self) -> usize {
+        self.whole.saturating_sub(self.smallest)
+    }
+}
+
+/// The terms of Eq. 2 (see [`ncd`]); all zero for fewer than two strings.
+pub fn ncd_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
     let n = strings.len();
     if n < 2 {
-        return 0.0;
+        return NcdTerms::default();
     }
     let whole = compressed_len(strings.iter().copied());
     let smallest = strings
@@ -72,11 +104,15 @@ pub fn ncd(strings: &[&[u8]], max_removals: usize) -> f64 {
         .max()
         .unwrap_or(1)
         .max(1);
-    (whole as f64 - smallest as f64) / largest_without as f64
+    NcdTerms {
+        whole,
+        smallest,
+        largest_without,
+    }
 }
 
-/// NCD of a suite projected onto `vars` (variables from 0), in suite order.
-pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> f64 {
+/// The terms of Eq. 2 for a suite projected onto `vars` (variables from 0), in suite order.
+pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> NcdTerms {
     let strings: Vec<Vec<u8>> = tests
         .iter()
         .map(|t| {
@@ -86,7 +122,7 @@ pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> f
         })
         .collect();
     let refs: Vec<&[u8]> = strings.iter().map(|s| s.as_slice()).collect();
-    ncd(&refs, max_removals)
+    ncd_terms(&refs, max_removals)
 }
 
 #[cfg(test)]
@@ -142,5 +178,87 @@ mod tests {
     fn tiny_suites_have_zero_distance() {
         assert_eq!(ncd(&[], 8), 0.0);
         assert_eq!(ncd(&[b"0101"], 8), 0.0);
+    }
+}
+
+/// Pairwise literal coverage: which value pairs of which variable pairs a suite has shown,
+/// kept up to date test by test.
+///
+/// Over `m` variables there are `4·m(m−1)/2` (pair, values) combinations; each new test costs
+/// `O(m²)`. Above [`PairwiseCoverage::MAX_VARS`] variables an evenly spaced subset is tracked.
+pub struct PairwiseCoverage {
+    vars: Vec<usize>,
+    covered: Vec<u64>,
+    count: u64,
+}
+
+impl PairwiseCoverage {
+    pub const MAX_VARS: usize = 512;
+
+    /// Coverage over `vars` (variables from 0), or an evenly spaced subset of them.
+    pub fn new(vars: &[usize]) -> Self {
+        let m = vars.len();
+        let vars: Vec<usize> = if m > Self::MAX_VARS {
+            (0..Self::MAX_VARS)
+                .map(|i| vars[i * m / Self::MAX_VARS])
+                .collect()
+        } else {
+            vars.to_vec()
+        };
+        let combos = 4 * vars.len() * vars.len().saturating_sub(1) / 2;
+        PairwiseCoverage {
+            vars,
+            covered: vec![0; combos.div_ceil(64)],
+            count: 0,
+        }
+    }
+
+    pub fn add(&mut self, test: &Assignment) {
+        let values: Vec<usize> = self
+            .vars
+            .iter()
+            .map(|&v| usize::from(test.get(v)))
+            .collect();
+        let mut pair = 0;
+        for i in 0..values.len() {
+            for j in i + 1..values.len() {
+                let bit = 4 * pair + 2 * values[i] + values[j];
+                let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+                if self.covered[word] & mask == 0 {
+                    self.covered[word] |= mask;
+                    self.count += 1;
+                }
+                pair += 1;
+            }
+        }
+    }
+
+    /// Share of all combinations covered, in [0, 1].
+    pub fn fraction(&self) -> f64 {
+        let m = self.vars.len();
+        let combos = 4 * m * m.saturating_sub(1) / 2;
+        if combos == 0 {
+            1.0
+        } else {
+            self.count as f64 / combos as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod coverage_tests {
+    use super::*;
+
+    #[test]
+    fn coverage_counts_value_pairs() {
+        let mut c = PairwiseCoverage::new(&[0, 1]);
+        c.add(&Assignment::from_bit_string("00").unwrap());
+        assert_eq!(c.fraction(), 0.25);
+        c.add(&Assignment::from_bit_string("00").unwrap());
+        c.add(&Assignment::from_bit_string("11").unwrap());
+        assert_eq!(c.fraction(), 0.5);
+        c.add(&Assignment::from_bit_string("01").unwrap());
+        c.add(&Assignment::from_bit_string("10").unwrap());
+        assert_eq!(c.fraction(), 1.0);
     }
 }

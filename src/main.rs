@@ -9,7 +9,9 @@ use snapsat::diversity;
 use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
 use snapsat::report::{read_tests, TestFormat, TestWriter};
-use snapsat::sampler::{self, Observer, Report, RoundStats, SampleError, SnapConfig, StopReason};
+use snapsat::sampler::{
+    self, Observer, Report, RoundStats, SampleError, SnapConfig, StopMetric, StopReason,
+};
 use snapsat::verify::Checker;
 use std::io::{BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -85,6 +87,10 @@ struct SampleArgs {
     /// X: go on while the suite's NCD improves by at least this many percent per round.
     #[arg(short = 'x', long, value_name = "PERCENT", default_value_t = 5.0)]
     min_improvement: f64,
+    /// The measure X applies to: NCD (Eq. 2) of the suite projected onto `c ind` (all
+    /// variables when there is none), Eq. 2's numerator alone, or pairwise literal coverage.
+    #[arg(long, value_enum, default_value_t = StopMetric::Ncd)]
+    stop_metric: StopMetric,
     /// T: stop after this many seconds, keeping every test found.
     #[arg(short = 't', long, value_name = "SECONDS", default_value_t = 600.0)]
     time_limit: f64,
@@ -199,6 +205,7 @@ struct RunStats<'a> {
     samples: u64,
     clusters: u64,
     min_improvement_percent: f64,
+    stop_metric: StopMetric,
     time_limit_seconds: f64,
     threads: usize,
     parse_seconds: f64,
@@ -258,6 +265,7 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
         max_tests: args.max_tests,
         max_rounds: args.max_rounds,
         seed: args.seed,
+        stop_metric: args.stop_metric,
         ..Default::default()
     };
     let checker = Checker::new(&cnf);
@@ -290,6 +298,7 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
             samples: args.samples,
             clusters: args.clusters,
             min_improvement_percent: args.min_improvement,
+            stop_metric: args.stop_metric,
             time_limit_seconds: args.time_limit,
             threads: rayon::current_num_threads(),
             parse_seconds,
@@ -427,7 +436,7 @@ fn ncd(args: NcdArgs) -> Result<ExitCode> {
         }
     };
     let tests = open_tests(&args.tests, num_vars)?;
-    let value = diversity::suite_ncd(&tests, &projection, args.removals);
+    let value = diversity::suite_ncd(&tests, &projection, args.removals).value();
     println!("{value:.6}");
     Ok(ExitCode::SUCCESS)
 }

@@ -170,9 +170,16 @@ impl<'a> Propagator<'a> {
     }
 
     /// Completes the assignment greedily: each open variable takes its preferred value, or the
-    /// other one when that conflicts. Fails (and undoes its decisions) when both conflict.
-    pub fn complete_greedily(&mut self, preferred: &Assignment) -> Result<(), Conflict> {
+    /// other one when that conflicts. Fails (and undoes its decisions) when both conflict, or
+    /// after `max_conflicts` conflicts: each costs a propagation and its undoing, so on tightly
+    /// chained formulas the solver is the cheaper way on.
+    pub fn complete_greedily(
+        &mut self,
+        preferred: &Assignment,
+        max_conflicts: usize,
+    ) -> Result<(), Conflict> {
         let mark = self.mark();
+        let mut conflicts = 0;
         for var in 0..self.value.len() {
             if self.value[var] != 0 {
                 continue;
@@ -182,9 +189,12 @@ impl<'a> Propagator<'a> {
             } else {
                 -(var as Lit + 1)
             };
-            if self.assign(lit).is_err() && self.assign(-lit).is_err() {
-                self.undo_to(mark);
-                return Err(Conflict);
+            if self.assign(lit).is_err() {
+                conflicts += 1;
+                if conflicts > max_conflicts || self.assign(-lit).is_err() {
+                    self.undo_to(mark);
+                    return Err(Conflict);
+                }
             }
         }
         Ok(())
@@ -266,7 +276,7 @@ mod tests {
             let mut p = Propagator::new(&cnf, &occ);
             let prefs: String = prefs.iter().map(|&b| if b { '1' } else { '0' }).collect();
             let prefs = Assignment::from_bit_string(&prefs).unwrap();
-            if p.assign_units().is_ok() && p.complete_greedily(&prefs).is_ok() {
+            if p.assign_units().is_ok() && p.complete_greedily(&prefs, usize::MAX).is_ok() {
                 prop_assert!(Checker::new(&cnf).satisfies(&p.to_assignment(&prefs)));
             }
             p.reset();

@@ -11,10 +11,14 @@ use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How many literals of the independent support a fresh solution fixes at random.
 const RANDOM_CUBE: usize = 8;
+/// Conflicts greedy completion may meet before the solver takes over.
+const GREEDY_CONFLICTS: usize = 8;
+/// Solver time one repair attempt may take before its kept bits are halved.
+const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 /// How often repair halves the kept bits before it falls back to a fresh solution.
 const MAX_HALVINGS: usize = 3;
 
@@ -88,14 +92,18 @@ impl<'a> Completer<'a> {
             .choose_multiple(&mut rng, RANDOM_CUBE.min(self.projection.len()))
             .map(|&v| literal(v, rng.gen()))
             .collect();
-        let mut result = Err(Failure::Unsat);
-        for fixed in [&cube[..], &[]] {
-            result = self.complete(prop, fixed, &preferred, false, rng.gen());
-            if !matches!(result, Err(Failure::Unsat)) || fixed.is_empty() {
-                break;
-            }
-        }
-        result
+        // The cube is tried by propagation alone: a solver proving a bad cube unsatisfiable
+        // can take a minute on XOR-heavy formulas (parity.sk_11_11).
+        let seed = rng.gen();
+        self.complete(prop, &cube, &preferred, false, seed, None)
+            .or_else(|_| self.complete(prop, &[], &preferred, false, seed, Some(self.remaining())))
+    }
+
+    /// Time left until the deadline (a day when there is none).
+    fn remaining(&self) -> Duration {
+        self.deadline.map_or(Duration::from_secs(86_400), |d| {
+            d.saturating_duration_since(Instant::now())
+        })
     }
 
     /// Repairs `candidate = c ⊕ delta`: keeps its values where `delta` is set, frees the rest
@@ -113,13 +121,15 @@ impl<'a> Completer<'a> {
         kept.shuffle(&mut rng);
         let mut solver_calls = 0;
         for _ in 0..=MAX_HALVINGS {
-            match self.complete(prop, &kept, candidate, true, rng.gen()) {
+            let budget = self.remaining().min(REPAIR_SOLVER_TIME);
+            match self.complete(prop, &kept, candidate, true, rng.gen(), Some(budget)) {
                 Ok(mut done) => {
                     done.solver_calls += solver_calls;
                     done.kept = kept.iter().filter(|&&l| done.test.satisfies(l)).count();
                     return Ok(done);
                 }
-                Err(Failure::Unsat) if !kept.is_empty() => {
+                // Kept bits the solver refutes, or cannot settle quickly, are freed by half.
+                Err(_) if !kept.is_empty() && !self.remaining().is_zero() => {
                     solver_calls += 1;
                     kept.truncate(kept.len() / 2);
                 }
@@ -132,8 +142,9 @@ impl<'a> Completer<'a> {
         Ok(done)
     }
 
-    /// Fixes `fixed` (dropping literals that propagation refutes when `drop_conflicts`), then
-    /// completes greedily along `preferred`, then by the solver. The result is fully verified.
+    /// Fixes `fixed` (dropping literals that propagation refutes), then completes greedily
+    /// along `preferred`, then by the solver within `solver_time` (`None`: no solver). The
+    /// result is fully verified.
     fn complete(
         &self,
         prop: &mut Propagator,
@@ -141,6 +152,7 @@ impl<'a> Completer<'a> {
         preferred: &Assignment,
         keep_preferences: bool,
         seed: u64,
+        solver_time: Option<Duration>,
     ) -> Result<Completed, Failure> {
         prop.reset();
         prop.assign_units().map_err(|_| Failure::Unsat)?;
@@ -149,13 +161,16 @@ impl<'a> Completer<'a> {
             let _ = prop.assign(lit);
         }
         let mark = prop.mark();
-        let (test, route, solver_calls) = if prop.complete_greedily(preferred).is_ok() {
-            (prop.to_assignment(preferred), Route::Propagation, 0)
-        } else {
-            prop.undo_to(mark);
-            let test = self.solve_residual(prop, preferred, keep_preferences, seed)?;
-            (test, Route::Solver, 1)
-        };
+        let (test, route, solver_calls) =
+            if prop.complete_greedily(preferred, GREEDY_CONFLICTS).is_ok() {
+                (prop.to_assignment(preferred), Route::Propagation, 0)
+            } else if let Some(time) = solver_time {
+                prop.undo_to(mark);
+                let test = self.solve_residual(prop, preferred, keep_preferences, seed, time)?;
+                (test, Route::Solver, 1)
+            } else {
+                return Err(Failure::Unknown("greedy completion failed".into()));
+            };
         if !self.checker.satisfies(&test) {
             return Err(Failure::Unknown(
                 "internal error: a completed test failed verification and was dropped".into(),
@@ -176,6 +191,7 @@ impl<'a> Completer<'a> {
         preferred: &Assignment,
         keep_preferences: bool,
         seed: u64,
+        timeout: Duration,
     ) -> Result<Assignment, Failure> {
         let residual = prop.residual();
         let mut compact = vec![u32::MAX; self.cnf.num_vars()];
@@ -197,10 +213,7 @@ impl<'a> Completer<'a> {
             })
             .collect();
         let phases: Vec<bool> = original.iter().map(|&v| preferred.get(v)).collect();
-        let timeout = self
-            .deadline
-            .map(|d| d.saturating_duration_since(Instant::now()));
-        if timeout.is_some_and(|t| t.is_zero()) {
+        if timeout.is_zero() {
             return Err(Failure::Unknown("time limit reached".into()));
         }
         let query = Query {
@@ -208,7 +221,7 @@ impl<'a> Completer<'a> {
             clauses: &clauses,
             preferred: keep_preferences.then_some(&phases[..]),
             seed,
-            timeout,
+            timeout: Some(timeout),
         };
         match self.oracle.solve(&query) {
             Outcome::Sat(model) => {
