@@ -1,0 +1,265 @@
+//! End-to-end tests of the `snapsat` binary: suites are checked by `snapsat verify` and by an
+//! independent clause check written here.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn snapsat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(args)
+        .output()
+        .expect("snapsat runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A case study from `../shared/benchmarks/paper/`, or `None` (with a note) when absent.
+fn case_study(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/benchmarks/paper")
+        .join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!(
+            "skipping: {} is missing (run scripts/fetch-benchmarks)",
+            path.display()
+        );
+        None
+    }
+}
+
+/// Clause check independent of the library: parse the DIMACS text naively.
+fn satisfies_all(cnf_text: &str, test_line: &str) -> bool {
+    let values: std::collections::HashSet<i64> = test_line
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .filter(|&l| l != 0)
+        .collect();
+    let mut clause = Vec::new();
+    for line in cnf_text.lines() {
+        let line = line.trim();
+        if line.is_empty()
+            || line.starts_with('c')
+            || line.starts_with('p')
+            || line.starts_with('%')
+        {
+            continue;
+        }
+        for lit in line.split_whitespace().map(|t| t.parse::<i64>().unwrap()) {
+            if lit == 0 {
+                if !clause.iter().any(|l| values.contains(l)) {
+                    return false;
+                }
+                clause.clear();
+            } else {
+                clause.push(lit);
+            }
+        }
+    }
+    true
+}
+
+fn sample_and_verify(formula: &Path, extra: &[&str]) -> (usize, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tests.txt");
+    let stats = dir.path().join("stats.json");
+    let mut args = vec![
+        "sample",
+        formula.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+        "-t",
+        "60",
+    ];
+    args.extend_from_slice(extra);
+    let run = snapsat(&args);
+    assert!(run.status.success(), "sample failed: {}", stderr(&run));
+    let check = snapsat(&["verify", formula.to_str().unwrap(), out.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&check.stdout).into_owned();
+    assert!(
+        check.status.success(),
+        "verify rejected the suite: {report} {}",
+        stderr(&check)
+    );
+    assert!(report.contains(" 0 invalid"), "{report}");
+
+    let raw = std::fs::read(formula).unwrap();
+    let text = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut plain)
+            .unwrap();
+        plain
+    } else {
+        String::from_utf8(raw).unwrap()
+    };
+    let tests = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = tests.lines().collect();
+    assert!(
+        lines.iter().all(|t| satisfies_all(&text, t)),
+        "a test falsifies a clause"
+    );
+    let distinct: std::collections::HashSet<_> = lines.iter().collect();
+    assert_eq!(distinct.len(), lines.len(), "duplicate tests");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(
+        stats["distinct_tests"].as_u64().unwrap() as usize,
+        lines.len()
+    );
+    (lines.len(), stats)
+}
+
+#[test]
+fn shipped_example_gives_a_verified_suite() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let (n, stats) = sample_and_verify(&mid, &[]);
+    assert!(n > 100, "only {n} tests");
+    assert!(stats["rounds"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn blasted_case47_suite_is_valid() {
+    if let Some(f) = case_study("blasted_case47.cnf") {
+        let (n, _) = sample_and_verify(&f, &["--seed", "3"]);
+        assert!(n >= 100);
+    }
+}
+
+#[test]
+fn s820a_7_4_suite_is_valid_in_bits_format_too() {
+    if let Some(f) = case_study("s820a_7_4.cnf") {
+        sample_and_verify(&f, &["--max-rounds", "2"]);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("bits.txt");
+        let run = snapsat(&[
+            "sample",
+            f.to_str().unwrap(),
+            "--format",
+            "bits",
+            "-o",
+            out.to_str().unwrap(),
+            "--max-rounds",
+            "1",
+            "-q",
+        ]);
+        assert!(run.status.success());
+        let check = snapsat(&["verify", f.to_str().unwrap(), out.to_str().unwrap()]);
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+        let first = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(first.lines().next().unwrap().len(), 616);
+    }
+}
+
+#[test]
+fn gzipped_input_is_read() {
+    let mid =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("mid.cnf.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    enc.write_all(&mid).unwrap();
+    enc.finish().unwrap();
+    sample_and_verify(&gz, &["--max-tests", "50"]);
+}
+
+#[test]
+fn unsatisfiable_formula_exits_20_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("unsat.cnf");
+    std::fs::write(&f, "p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n").unwrap();
+    let run = snapsat(&["sample", f.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(20));
+    assert!(stderr(&run).contains("unsatisfiable"), "{}", stderr(&run));
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn malformed_input_names_line_and_column_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.cnf");
+    std::fs::write(&f, "p cnf 3 2\n1 -2 0\n2 x 0\n").unwrap();
+    let run = snapsat(&["sample", f.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("line 3, column 3: expected a literal"),
+        "{}",
+        stderr(&run)
+    );
+    let missing = snapsat(&["sample", "/nonexistent.cnf"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn verify_rejects_an_invalid_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f.cnf");
+    let t = dir.path().join("t.txt");
+    std::fs::write(&f, "p cnf 2 1\n1 2 0\n").unwrap();
+    std::fs::write(&t, "1 -2 0\n-1 -2 0\n1 -2 0\n").unwrap();
+    let run = snapsat(&["verify", f.to_str().unwrap(), t.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "3 tests: 2 valid, 1 invalid, 2 distinct"
+    );
+}
+
+#[test]
+fn ncd_command_reproduces_the_paper_toy_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t1.txt");
+    std::fs::write(&t, "00000\n00011\n00010\n").unwrap();
+    let run = snapsat(&["ncd", t.to_str().unwrap()]);
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0.312500");
+}
+
+#[test]
+fn help_lists_the_paper_parameters() {
+    let run = snapsat(&["sample", "--help"]);
+    let help = String::from_utf8_lossy(&run.stdout);
+    for flag in [
+        "--samples",
+        "--clusters",
+        "--min-improvement",
+        "--time-limit",
+        "--seed",
+        "--max-tests",
+        "--stats",
+        "--format",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn same_seed_gives_the_same_suite_from_the_cli() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let run = |threads: &str| {
+        let o = snapsat(&[
+            "sample",
+            mid.to_str().unwrap(),
+            "-s",
+            "11",
+            "-j",
+            threads,
+            "-q",
+        ]);
+        assert!(o.status.success());
+        o.stdout
+    };
+    assert_eq!(run("1"), run("2"));
+}
