@@ -57,6 +57,8 @@ pub struct Completer<'a> {
     occurrences: LiteralOccurrences,
     oracle: &'a dyn Oracle,
     projection: Vec<usize>,
+    /// Per variable: named by `c ind` (all false when the formula names none).
+    in_support: Vec<bool>,
     deadline: Option<Instant>,
 }
 
@@ -73,6 +75,13 @@ impl<'a> Completer<'a> {
             occurrences: LiteralOccurrences::new(cnf),
             oracle,
             projection: cnf.projection(),
+            in_support: {
+                let mut marks = vec![false; cnf.num_vars()];
+                for &v in cnf.independent_support() {
+                    marks[v as usize - 1] = true;
+                }
+                marks
+            },
             deadline,
         }
     }
@@ -117,10 +126,19 @@ impl<'a> Completer<'a> {
         seed: u64,
     ) -> Result<Completed, Failure> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut kept: Vec<Lit> = delta.ones().map(|v| literal(v, candidate.get(v))).collect();
+        // With an independent support only its bits are kept: the dependent ones follow from
+        // it by propagation, and keeping them too mostly adds contradictions.
+        let (mut kept, dependent): (Vec<Lit>, Vec<Lit>) = delta
+            .ones()
+            .map(|v| literal(v, candidate.get(v)))
+            .partition(|&l| self.in_support[var_index(l)]);
+        if self.projection.len() == self.cnf.num_vars() {
+            kept = dependent;
+        }
         kept.shuffle(&mut rng);
         let mut solver_calls = 0;
-        for _ in 0..=MAX_HALVINGS {
+        // The last attempt keeps no bit but still prefers the candidate's values.
+        for _ in 0..=MAX_HALVINGS + 1 {
             let budget = self.remaining().min(REPAIR_SOLVER_TIME);
             match self.complete(prop, &kept, candidate, true, rng.gen(), Some(budget)) {
                 Ok(mut done) => {
@@ -131,7 +149,12 @@ impl<'a> Completer<'a> {
                 // Kept bits the solver refutes, or cannot settle quickly, are freed by half.
                 Err(_) if !kept.is_empty() && !self.remaining().is_zero() => {
                     solver_calls += 1;
-                    kept.truncate(kept.len() / 2);
+                    let halved = kept.len() / 2;
+                    kept.truncate(if halved == 0 || solver_calls as usize > MAX_HALVINGS {
+                        0
+                    } else {
+                        halved
+                    });
                 }
                 Err(failure) => return Err(failure),
             }
