@@ -263,3 +263,33 @@ fn same_seed_gives_the_same_suite_from_the_cli() {
     };
     assert_eq!(run("1"), run("2"));
 }
+
+#[test]
+fn interrupted_run_keeps_every_test_found_and_exits_130() {
+    let Some(f) = case_study("s820a_7_4.cnf") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tests.txt");
+    // Zero improvement needed and the information metric: rounds go on until stopped.
+    let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(["sample", f.to_str().unwrap(), "-o", out.to_str().unwrap(), "-x", "0"])
+        .args(["--stop-metric", "information", "-t", "120", "-j", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until some tests are on disk, then interrupt.
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 200 {
+        assert!(start.elapsed().as_secs() < 60, "no tests written within a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
+    assert!(stderr(&done).contains("interrupted"));
+    let check = snapsat(&["verify", f.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(check.status.success());
+    let report = String::from_utf8_lossy(&check.stdout).into_owned();
+    let count: usize = report.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(count >= 200, "{report}");
+}
