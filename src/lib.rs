@@ -11,6 +11,7 @@ pub mod diversity;
 pub mod formula;
 pub mod oracle;
 pub mod propagate;
+pub mod quicksampler;
 pub mod report;
 pub mod sampler;
 pub mod verify;

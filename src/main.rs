@@ -8,6 +8,7 @@ use snapsat::dimacs::{self, Strictness};
 use snapsat::diversity;
 use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
+use snapsat::quicksampler::{self, QuickConfig, QuickReport};
 use snapsat::report::{read_tests, TestFormat, TestWriter};
 use snapsat::sampler::{
     self, Observer, Report, RoundStats, SampleError, SnapConfig, StopMetric, StopReason,
@@ -65,10 +66,24 @@ struct InputArgs {
     relaxed: bool,
 }
 
+/// Which sampler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Algorithm {
+    /// Snap (Chen, Shen, Menzies): every test verified.
+    Snap,
+    /// The QuickSampler baseline (Dutra et al.): candidates unchecked until the end; only
+    /// valid ones are written, and their share is reported as credibility.
+    Quicksampler,
+}
+
 #[derive(Args)]
 struct SampleArgs {
     #[command(flatten)]
     input: InputArgs,
+    /// The sampler.
+    #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
+    algorithm: Algorithm,
     /// Write tests here (default: standard output), one a line, flushed as found.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -97,9 +112,12 @@ struct SampleArgs {
     /// Stop once the suite holds this many tests.
     #[arg(long, value_name = "N")]
     max_tests: Option<usize>,
-    /// Stop after this many rounds.
+    /// Stop after this many rounds (Snap).
     #[arg(long, value_name = "N")]
     max_rounds: Option<usize>,
+    /// Stop once this many candidates were produced (QuickSampler).
+    #[arg(long, value_name = "N")]
+    max_candidates: Option<usize>,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long)]
     threads: Option<usize>,
@@ -195,8 +213,17 @@ impl<W: Write> Observer for CliObserver<W> {
     }
 }
 
+/// The figures of either sampler, as written to `--stats`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum RunReport {
+    Snap(Report),
+    Quick(QuickReport),
+}
+
 #[derive(Serialize)]
 struct RunStats<'a> {
+    algorithm: Algorithm,
     formula: String,
     variables: usize,
     clauses: usize,
@@ -211,7 +238,7 @@ struct RunStats<'a> {
     parse_seconds: f64,
     peak_memory_bytes: Option<u64>,
     #[serde(flatten)]
-    report: &'a Report,
+    report: &'a RunReport,
 }
 
 /// Peak resident memory of this process, from the kernel (Linux only).
@@ -257,19 +284,34 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         start: Instant::now(),
     };
-    let config = SnapConfig {
-        samples: args.samples as usize,
-        clusters: args.clusters as usize,
-        min_improvement: args.min_improvement / 100.0,
-        time_limit: Duration::from_secs_f64(args.time_limit),
-        max_tests: args.max_tests,
-        max_rounds: args.max_rounds,
-        seed: args.seed,
-        stop_metric: args.stop_metric,
-        ..Default::default()
-    };
     let checker = Checker::new(&cnf);
-    let result = sampler::sample(&checker, &Splr, &config, &mut observer, &interrupt);
+    let result = match args.algorithm {
+        Algorithm::Snap => {
+            let config = SnapConfig {
+                samples: args.samples as usize,
+                clusters: args.clusters as usize,
+                min_improvement: args.min_improvement / 100.0,
+                time_limit: Duration::from_secs_f64(args.time_limit),
+                max_tests: args.max_tests,
+                max_rounds: args.max_rounds,
+                seed: args.seed,
+                stop_metric: args.stop_metric,
+                ..Default::default()
+            };
+            sampler::sample(&checker, &Splr, &config, &mut observer, &interrupt)
+                .map(RunReport::Snap)
+        }
+        Algorithm::Quicksampler => {
+            let config = QuickConfig {
+                time_limit: Duration::from_secs_f64(args.time_limit),
+                max_tests: args.max_tests,
+                max_candidates: args.max_candidates,
+                seed: args.seed,
+            };
+            quicksampler::sample(&checker, &Splr, &config, &mut observer, &interrupt)
+                .map(RunReport::Quick)
+        }
+    };
     if observer.progress {
         eprintln!();
     }
@@ -290,6 +332,7 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
     };
     if let Some(path) = &args.stats {
         let stats = RunStats {
+            algorithm: args.algorithm,
             formula: args.input.formula.display().to_string(),
             variables: cnf.num_vars(),
             clauses: cnf.num_clauses(),
@@ -309,26 +352,62 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if !args.quiet {
-        summarize(&report);
-    }
-    Ok(if report.stop == StopReason::Interrupted {
+    let stop = match &report {
+        RunReport::Snap(r) => {
+            if !args.quiet {
+                summarize(r);
+            }
+            r.stop
+        }
+        RunReport::Quick(r) => {
+            if !args.quiet {
+                summarize_quick(r);
+            }
+            r.stop.unwrap_or(StopReason::TimeLimit)
+        }
+    };
+    Ok(if stop == StopReason::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-fn summarize(r: &Report) {
-    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
-    let stop = match r.stop {
+fn stop_text(stop: StopReason) -> &'static str {
+    match stop {
         StopReason::Converged => "NCD stopped improving",
         StopReason::TimeLimit => "time limit reached",
         StopReason::MaxTests => "--max-tests reached",
         StopReason::MaxRounds => "--max-rounds reached",
         StopReason::NoNewTests => "a round found no new test",
         StopReason::Interrupted => "interrupted",
-    };
+    }
+}
+
+fn summarize_quick(r: &QuickReport) {
+    eprintln!(
+        "snapsat: QuickSampler: {} distinct valid tests in {:.2} s, {} epochs ({}); NCD {:.4} over {} variables",
+        r.distinct_tests,
+        r.seconds.total,
+        r.epochs,
+        stop_text(r.stop.unwrap_or(StopReason::TimeLimit)),
+        r.ncd,
+        r.ncd_variables
+    );
+    eprintln!(
+        "snapsat: {} distinct candidates, credibility {:.1}% ({} valid); {} atomic mutations, {} unflippable variables; {} solver calls",
+        r.candidates,
+        r.credibility_percent,
+        r.valid_candidates,
+        r.atomic_mutations,
+        r.unflippable_vars,
+        r.solver_calls
+    );
+}
+
+fn summarize(r: &Report) {
+    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
+    let stop = stop_text(r.stop);
     eprintln!(
         "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {:.4} over {} variables",
         r.distinct_tests,

@@ -266,12 +266,21 @@ fn same_seed_gives_the_same_suite_from_the_cli() {
 
 #[test]
 fn interrupted_run_keeps_every_test_found_and_exits_130() {
-    let Some(f) = case_study("s820a_7_4.cnf") else { return };
+    let Some(f) = case_study("s820a_7_4.cnf") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tests.txt");
     // Zero improvement needed and the information metric: rounds go on until stopped.
     let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
-        .args(["sample", f.to_str().unwrap(), "-o", out.to_str().unwrap(), "-x", "0"])
+        .args([
+            "sample",
+            f.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-x",
+            "0",
+        ])
         .args(["--stop-metric", "information", "-t", "120", "-j", "1"])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -279,10 +288,16 @@ fn interrupted_run_keeps_every_test_found_and_exits_130() {
     // Wait until some tests are on disk, then interrupt.
     let start = std::time::Instant::now();
     while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 200 {
-        assert!(start.elapsed().as_secs() < 60, "no tests written within a minute");
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "no tests written within a minute"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(kill.success());
     let done = child.wait_with_output().unwrap();
     assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
@@ -292,4 +307,22 @@ fn interrupted_run_keeps_every_test_found_and_exits_130() {
     let report = String::from_utf8_lossy(&check.stdout).into_owned();
     let count: usize = report.split_whitespace().next().unwrap().parse().unwrap();
     assert!(count >= 200, "{report}");
+}
+
+#[test]
+fn quicksampler_baseline_writes_only_verified_tests_and_reports_credibility() {
+    let Some(f) = case_study("blasted_case47.cnf") else {
+        return;
+    };
+    let (n, stats) = sample_and_verify(
+        &f,
+        &["--algorithm", "quicksampler", "--max-candidates", "2000"],
+    );
+    assert_eq!(stats["algorithm"], "quicksampler");
+    let credibility = stats["credibility_percent"].as_f64().unwrap();
+    assert!(credibility > 0.0 && credibility <= 100.0);
+    assert_eq!(
+        stats["valid_candidates"].as_u64().unwrap() as usize >= n,
+        true
+    );
 }

@@ -108,6 +108,40 @@ impl<'a> Completer<'a> {
             .or_else(|_| self.complete(prop, &[], &preferred, false, seed, Some(self.remaining())))
     }
 
+    /// A solution near `base` with variable `var` flipped (QuickSampler's atomic mutation): the
+    /// flip is fixed and every other variable prefers its value in `base`. `Unsat` when no
+    /// solution has the flip.
+    pub fn flipped(
+        &self,
+        prop: &mut Propagator,
+        base: &Assignment,
+        var: usize,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
+        let flip = literal(var, !base.get(var));
+        let done = self.complete(prop, &[flip], base, true, seed, Some(self.remaining()))?;
+        // `complete` frees a fixed literal that propagation refutes; here that means no flip.
+        if done.test.satisfies(flip) {
+            Ok(done)
+        } else {
+            Err(Failure::Unsat)
+        }
+    }
+
+    /// Extends the independent-support values of `test` to a full, verified assignment by unit
+    /// propagation and greedy decisions along `test` (the completion QuickSampler's outputs
+    /// get); `None` when the support values contradict the formula or greedy decisions fail.
+    pub fn extend_support(&self, prop: &mut Propagator, test: &Assignment) -> Option<Assignment> {
+        prop.reset();
+        prop.assign_units().ok()?;
+        for &v in &self.projection {
+            prop.assign(literal(v, test.get(v))).ok()?;
+        }
+        prop.complete_greedily(test, GREEDY_CONFLICTS).ok()?;
+        let full = prop.to_assignment(test);
+        self.checker.satisfies(&full).then_some(full)
+    }
+
     /// Time left until the deadline (a day when there is none).
     fn remaining(&self) -> Duration {
         self.deadline.map_or(Duration::from_secs(86_400), |d| {
