@@ -262,3 +262,33 @@ mod coverage_tests {
         assert_eq!(c.fraction(), 1.0);
     }
 }
+
+/// Shannon entropy of a test, `H(p) = −p log₂ p − (1−p) log₂(1−p)` with `p` its share of ones
+/// (the paper's Fig. 9 measure).
+pub fn shannon_entropy(test: &Assignment) -> f64 {
+    if test.is_empty() {
+        return 0.0;
+    }
+    let p = test.count_ones() as f64 / test.len() as f64;
+    let term = |q: f64| if q <= 0.0 { 0.0 } else { -q * q.log2() };
+    term(p) + term(1.0 - p)
+}
+
+#[cfg(test)]
+mod entropy_tests {
+    use super::*;
+
+    #[test]
+    fn entropy_is_one_at_half_ones_and_zero_at_none() {
+        assert_eq!(
+            shannon_entropy(&Assignment::from_bit_string("0101").unwrap()),
+            1.0
+        );
+        assert_eq!(
+            shannon_entropy(&Assignment::from_bit_string("0000").unwrap()),
+            0.0
+        );
+        let quarter = shannon_entropy(&Assignment::from_bit_string("1000").unwrap());
+        assert!((quarter - 0.811278).abs() < 1e-6);
+    }
+}

@@ -55,6 +55,25 @@ enum Command {
     Verify(VerifyArgs),
     /// Normalized compression distance (Eq. 2 of the Snap paper) of a test file.
     Ncd(NcdArgs),
+    /// Diversity figures of a test file as JSON: NCD and pairwise coverage (projected on the
+    /// formula's `c ind`) of its first tests at given sizes, and the Shannon entropy of each
+    /// test (Fig. 9 of the paper).
+    Measure(MeasureArgs),
+}
+
+#[derive(Args)]
+struct MeasureArgs {
+    /// Formula of the tests.
+    formula: PathBuf,
+    /// Test file: DIMACS literal lines or 0/1 strings, one test a line.
+    tests: PathBuf,
+    /// Suite sizes (prefixes of the file) to measure at; the whole file is always measured.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "100,200,500,1000,2000,5000"
+    )]
+    sizes: Vec<usize>,
 }
 
 #[derive(Args)]
@@ -158,6 +177,7 @@ fn main() -> ExitCode {
         Command::Sample(args) => sample(args),
         Command::Verify(args) => verify(args),
         Command::Ncd(args) => ncd(args),
+        Command::Measure(args) => measure(args),
     };
     match result {
         Ok(code) => code,
@@ -517,5 +537,42 @@ fn ncd(args: NcdArgs) -> Result<ExitCode> {
     let tests = open_tests(&args.tests, num_vars)?;
     let value = diversity::suite_ncd(&tests, &projection, args.removals).value();
     println!("{value:.6}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn measure(args: MeasureArgs) -> Result<ExitCode> {
+    let cnf = read_formula(
+        &InputArgs {
+            formula: args.formula.clone(),
+            relaxed: true,
+        },
+        true,
+    )?;
+    let tests = open_tests(&args.tests, cnf.num_vars())?;
+    let projection = cnf.projection();
+    let mut sizes: Vec<usize> = args
+        .sizes
+        .iter()
+        .copied()
+        .filter(|&s| s < tests.len())
+        .collect();
+    sizes.push(tests.len());
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut coverage = diversity::PairwiseCoverage::new(&projection);
+    let mut added = 0;
+    let mut at_sizes = Vec::new();
+    for &size in &sizes {
+        for t in &tests[added..size] {
+            coverage.add(t);
+        }
+        added = size;
+        let ncd =
+            diversity::suite_ncd(&tests[..size], &projection, diversity::DEFAULT_REMOVALS).value();
+        at_sizes.push(serde_json::json!({"tests": size, "ncd": ncd, "pairwise_coverage": coverage.fraction()}));
+    }
+    let entropy: Vec<f64> = tests.iter().map(diversity::shannon_entropy).collect();
+    let out = serde_json::json!({"tests": tests.len(), "at_sizes": at_sizes, "entropy": entropy});
+    println!("{out}");
     Ok(ExitCode::SUCCESS)
 }

@@ -195,6 +195,48 @@ mod tests {
         );
     }
 
+    /// Guards the solver build: with some feature sets splr 0.17.2 answers UNSAT on
+    /// satisfiable formulas. Every planted formula must come back with a model.
+    #[test]
+    fn planted_formulas_are_always_satisfiable() {
+        let mut state = 1u64;
+        let mut next = |m: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        for round in 0..400 {
+            let n = next(30) as i32 + 3;
+            let plant: Vec<bool> = (0..n).map(|_| next(2) == 0).collect();
+            let clauses: Vec<Vec<Lit>> = (0..next(5 * n as u64) + 1)
+                .map(|_| {
+                    let mut c: Vec<Lit> = (0..next(4) + 1)
+                        .map(|_| {
+                            let v = next(n as u64) as i32 + 1;
+                            if next(2) == 0 {
+                                v
+                            } else {
+                                -v
+                            }
+                        })
+                        .collect();
+                    let v = next(n as u64) as usize;
+                    c[0] = if plant[v] {
+                        v as i32 + 1
+                    } else {
+                        -(v as i32 + 1)
+                    };
+                    c
+                })
+                .collect();
+            match Splr.solve(&query(n as usize, &clauses, None, round)) {
+                Outcome::Sat(m) => assert!(satisfies(&clauses, &m), "bad model on {clauses:?}"),
+                other => panic!("{other:?} on satisfiable {clauses:?}"),
+            }
+        }
+    }
+
     #[test]
     fn different_seeds_give_different_models() {
         let clauses = loose(60);

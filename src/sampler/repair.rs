@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 const RANDOM_CUBE: usize = 8;
 /// Conflicts greedy completion may meet before the solver takes over.
 const GREEDY_CONFLICTS: usize = 8;
+/// Solver seconds a fresh solution gets in its first tries, before it gets all time left.
+const FRESH_BUDGETS: [u64; 3] = [1, 2, 4];
 /// Solver time one repair attempt may take before its kept bits are halved.
 const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 /// How often repair halves the kept bits before it falls back to a fresh solution.
@@ -103,9 +105,29 @@ impl<'a> Completer<'a> {
             .collect();
         // The cube is tried by propagation alone: a solver proving a bad cube unsatisfiable
         // can take a minute on XOR-heavy formulas (parity.sk_11_11).
-        let seed = rng.gen();
-        self.complete(prop, &cube, &preferred, false, seed, None)
-            .or_else(|_| self.complete(prop, &[], &preferred, false, seed, Some(self.remaining())))
+        if let Ok(done) = self.complete(prop, &cube, &preferred, false, rng.gen(), None) {
+            return Ok(done);
+        }
+        // splr's solve times under random perturbations are heavy-tailed (karatsuba.sk_7_41:
+        // 0.9 s to 8 s by seed), so short budgets are tried first, each with a new seed.
+        let mut solver_calls = 0;
+        for budget in FRESH_BUDGETS
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .chain([Duration::MAX])
+        {
+            let budget = budget.min(self.remaining());
+            match self.complete(prop, &[], &preferred, false, rng.gen(), Some(budget)) {
+                Err(Failure::Unknown(_)) if !self.remaining().is_zero() => solver_calls += 1,
+                result => {
+                    return result.map(|mut done| {
+                        done.solver_calls += solver_calls;
+                        done
+                    })
+                }
+            }
+        }
+        unreachable!("the last budget is the time remaining")
     }
 
     /// A solution near `base` with variable `var` flipped (QuickSampler's atomic mutation): the
