@@ -510,7 +510,7 @@ impl<'a> Snap<'a> {
         // Step 3b: candidates drawn sequentially (cheap, deterministic), then checked in parallel.
         let t = Instant::now();
         let candidates: Vec<Candidate> = (0..centroids.len())
-            .flat_map(|c| std::iter::repeat(c).take(n))
+            .flat_map(|c| std::iter::repeat_n(c, n))
             .map(|centroid| Candidate {
                 centroid,
                 delta: pool.draw(&mut rng).or(pool.draw(&mut rng)),
