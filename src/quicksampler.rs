@@ -18,7 +18,7 @@ use crate::assignment::Assignment;
 use crate::diversity;
 use crate::oracle::Oracle;
 use crate::sampler::repair::{Completer, Failure};
-use crate::sampler::{derive_seed, Observer, SampleError, StopReason};
+use crate::sampler::{derive_seed, Observer, SampleError, StopReason, Suite};
 use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -102,15 +102,13 @@ pub fn sample(
     };
     let mut skipped = vec![false; checker.cnf().num_vars()];
     let mut seen_candidates: HashSet<Vec<u8>> = HashSet::new();
-    let mut suite: Vec<Assignment> = Vec::new();
-    let mut seen_tests: HashSet<Assignment> = HashSet::new();
-    let mut coverage = diversity::PairwiseCoverage::new(&support);
-    let stopped = |report: &QuickReport, suite: &[Assignment]| -> Option<StopReason> {
+    let mut suite = Suite::new(checker, &support, config.max_tests);
+    let stopped = |report: &QuickReport, suite: &Suite| -> Option<StopReason> {
         if interrupt.load(Ordering::Relaxed) {
             Some(StopReason::Interrupted)
         } else if Instant::now() >= deadline {
             Some(StopReason::TimeLimit)
-        } else if config.max_tests.is_some_and(|m| suite.len() >= m)
+        } else if suite.is_full()
             || config
                 .max_candidates
                 .is_some_and(|m| report.candidates as usize >= m)
@@ -134,9 +132,9 @@ pub fn sample(
                 report.solver_calls += u64::from(done.solver_calls);
                 done.test
             }
-            Err(Failure::Unsat) if suite.is_empty() => return Err(SampleError::Unsat),
+            Err(Failure::Unsat) if suite.tests().is_empty() => return Err(SampleError::Unsat),
             Err(Failure::Unsat) => continue,
-            Err(Failure::Unknown(why)) if suite.is_empty() => {
+            Err(Failure::Unknown(why)) if suite.tests().is_empty() => {
                 return Err(SampleError::Unknown(why))
             }
             Err(Failure::Unknown(_)) => continue,
@@ -218,29 +216,18 @@ pub fn sample(
         report.seconds.verify += t.elapsed().as_secs_f64();
         for test in checked.into_iter().flatten() {
             report.valid_candidates += 1;
-            assert!(
-                checker.satisfies(&test),
-                "unverified test reached the suite"
-            );
-            if config.max_tests.is_some_and(|m| suite.len() >= m) {
-                continue;
-            }
-            if seen_tests.insert(test.clone()) {
-                coverage.add(&test);
-                observer.test(&test)?;
-                suite.push(test);
-            }
+            suite.admit(&test, observer)?;
         }
     };
     report.stop = Some(stop);
-    report.distinct_tests = suite.len();
+    report.distinct_tests = suite.tests().len();
     report.credibility_percent = if report.candidates == 0 {
         0.0
     } else {
         100.0 * report.valid_candidates as f64 / report.candidates as f64
     };
-    report.ncd = diversity::suite_ncd(&suite, &support, diversity::DEFAULT_REMOVALS).value();
-    report.coverage = coverage.fraction();
+    report.ncd = diversity::suite_ncd(suite.tests(), &support, diversity::DEFAULT_REMOVALS).value();
+    report.coverage = suite.coverage();
     report.seconds.total = start.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -196,10 +196,60 @@ pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The test suite: distinct tests in the order found.
-struct Suite {
+/// The test suite of either sampler: distinct tests in the order found, each checked against
+/// every clause on the way in, with their pairwise coverage kept up to date.
+pub struct Suite<'a> {
+    checker: &'a Checker<'a>,
     tests: Vec<Assignment>,
     seen: HashSet<Assignment>,
+    coverage: diversity::PairwiseCoverage,
+    max_tests: Option<usize>,
+}
+
+impl<'a> Suite<'a> {
+    /// An empty suite whose coverage is measured over `projection`.
+    pub fn new(checker: &'a Checker<'a>, projection: &[usize], max_tests: Option<usize>) -> Self {
+        Suite {
+            checker,
+            tests: Vec::new(),
+            seen: HashSet::new(),
+            coverage: diversity::PairwiseCoverage::new(projection),
+            max_tests,
+        }
+    }
+
+    pub fn tests(&self) -> &[Assignment] {
+        &self.tests
+    }
+
+    pub fn coverage(&self) -> f64 {
+        self.coverage.fraction()
+    }
+
+    /// True once the suite holds `max_tests` tests.
+    pub fn is_full(&self) -> bool {
+        self.max_tests.is_some_and(|m| self.tests.len() >= m)
+    }
+
+    /// Adds a new test and hands it to `observer`; false (and nothing done) when the test is
+    /// already in the suite or the suite is full. Panics on a test that falsifies a clause.
+    pub fn admit(
+        &mut self,
+        test: &Assignment,
+        observer: &mut dyn Observer,
+    ) -> std::io::Result<bool> {
+        assert!(
+            self.checker.satisfies(test),
+            "unverified test reached the suite"
+        );
+        if self.is_full() || !self.seen.insert(test.clone()) {
+            return Ok(false);
+        }
+        self.tests.push(test.clone());
+        self.coverage.add(test);
+        observer.test(test)?;
+        Ok(true)
+    }
 }
 
 /// A candidate of step 3b: centroid `c`, delta `δi ∨ δj`.
@@ -234,8 +284,7 @@ struct Snap<'a> {
     start: Instant,
     deadline: Instant,
     interrupt: &'a AtomicBool,
-    suite: Suite,
-    coverage: diversity::PairwiseCoverage,
+    suite: Suite<'a>,
     report: Report,
 }
 
@@ -256,11 +305,7 @@ impl<'a> Snap<'a> {
             start,
             deadline,
             interrupt,
-            suite: Suite {
-                tests: Vec::new(),
-                seen: HashSet::new(),
-            },
-            coverage: diversity::PairwiseCoverage::new(&projection),
+            suite: Suite::new(checker, &projection, config.max_tests),
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -282,44 +327,29 @@ impl<'a> Snap<'a> {
         }
     }
 
-    fn full(&self) -> bool {
-        self.config
-            .max_tests
-            .is_some_and(|m| self.suite.tests.len() >= m)
-    }
-
+    /// Adds a verified test to the suite if it is new; true when added.
     /// Adds a verified test to the suite if it is new; true when added.
     fn admit(
         &mut self,
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> Result<bool, SampleError> {
-        assert!(
-            self.checker.satisfies(test),
-            "unverified test reached the suite"
-        );
-        if self.full() || !self.suite.seen.insert(test.clone()) {
-            self.report.duplicates += u64::from(!self.full());
-            return Ok(false);
-        }
-        self.suite.tests.push(test.clone());
-        self.coverage.add(test);
-        observer.test(test)?;
-        Ok(true)
+        let added = self.suite.admit(test, observer)?;
+        self.report.duplicates += u64::from(!added && !self.suite.is_full());
+        Ok(added)
     }
 
-    /// Measures the suite into `stats`.
     fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
         let terms = diversity::suite_ncd(
-            &self.suite.tests,
+            self.suite.tests(),
             &self.projection,
             self.config.ncd_removals,
         );
         stats.ncd = terms.value();
         stats.information = terms.information();
-        stats.coverage = self.coverage.fraction();
-        stats.suite_size = self.suite.tests.len();
+        stats.coverage = self.suite.coverage();
+        stats.suite_size = self.suite.tests().len();
         self.report.seconds.ncd += t.elapsed().as_secs_f64();
     }
 
@@ -355,7 +385,7 @@ impl<'a> Snap<'a> {
         let mut initial = RoundStats {
             round: 0,
             samples: samples.len(),
-            new_tests: self.suite.tests.len(),
+            new_tests: self.suite.tests().len(),
             ..Default::default()
         };
         self.measure(&mut initial);
@@ -368,7 +398,7 @@ impl<'a> Snap<'a> {
             if self.interrupt.load(Ordering::Relaxed) {
                 break StopReason::Interrupted;
             }
-            if self.full() {
+            if self.suite.is_full() {
                 break StopReason::MaxTests;
             }
             if Instant::now() >= self.deadline {
@@ -387,7 +417,7 @@ impl<'a> Snap<'a> {
             if self.interrupt.load(Ordering::Relaxed) {
                 break StopReason::Interrupted;
             }
-            if self.full() {
+            if self.suite.is_full() {
                 break StopReason::MaxTests;
             }
             if Instant::now() >= self.deadline {
@@ -401,7 +431,7 @@ impl<'a> Snap<'a> {
             }
         };
         self.report.stop = stop;
-        self.report.distinct_tests = self.suite.tests.len();
+        self.report.distinct_tests = self.suite.tests().len();
         self.report.valid_before_repair_percent = if self.report.candidates == 0 {
             0.0
         } else {
@@ -553,7 +583,7 @@ impl<'a> Snap<'a> {
         };
         self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
 
-        let before = self.suite.tests.len();
+        let before = self.suite.tests().len();
         for verdict in verdicts {
             match verdict {
                 Verdict::Skipped => stats.skipped += 1,
@@ -582,7 +612,7 @@ impl<'a> Snap<'a> {
         self.report.valid_before_repair += stats.valid_before_repair;
         self.report.repaired += stats.repaired;
         self.report.failed_repairs += stats.failed_repairs;
-        stats.new_tests = self.suite.tests.len() - before;
+        stats.new_tests = self.suite.tests().len() - before;
         self.measure(&mut stats);
         stats.seconds = started.elapsed().as_secs_f64();
         Ok(stats)
