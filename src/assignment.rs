@@ -5,7 +5,7 @@ use crate::formula::{var_index, Lit};
 use std::fmt::Write as _;
 
 /// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Assignment {
     words: Box<[u64]>,
     len: usize,

@@ -96,6 +96,25 @@ impl Cnf {
         }
     }
 
+    /// A 64-bit FNV-1a hash of the variable count, clauses and independent support, stable
+    /// across builds and machines: ranks compare it to be sure they sample the same formula.
+    pub fn fingerprint(&self) -> u64 {
+        const PRIME: u64 = 0x0000_0100_0000_01B3;
+        let mut hash = 0xCBF2_9CE4_8422_2325u64;
+        let mut feed = |word: u64| {
+            for byte in word.to_le_bytes() {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(PRIME);
+            }
+        };
+        feed(self.num_vars as u64);
+        for clause in self.clauses() {
+            clause.iter().for_each(|&l| feed(l as u64));
+            feed(0);
+        }
+        self.independent.iter().for_each(|&v| feed(u64::from(v)));
+        hash
+    }
+
     /// Sets the independent support; every variable must lie within `num_vars`.
     pub fn set_independent_support(&mut self, vars: Vec<u32>) {
         assert!(vars
@@ -122,6 +141,20 @@ impl Cnf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprint_tells_formulas_apart() {
+        let a = Cnf::from_clauses(3, &[vec![1, -2], vec![3]]);
+        assert_eq!(a.fingerprint(), a.clone().fingerprint());
+        let swapped = Cnf::from_clauses(3, &[vec![3], vec![1, -2]]);
+        let regrouped = Cnf::from_clauses(3, &[vec![1], vec![-2, 3]]);
+        let wider = Cnf::from_clauses(4, &[vec![1, -2], vec![3]]);
+        let mut projected = a.clone();
+        projected.set_independent_support(vec![1]);
+        for other in [&swapped, &regrouped, &wider, &projected] {
+            assert_ne!(a.fingerprint(), other.fingerprint());
+        }
+    }
 
     #[test]
     fn clauses_are_stored_in_order() {

@@ -9,6 +9,7 @@ pub mod assignment;
 pub mod dimacs;
 pub mod diversity;
 pub mod formula;
+pub mod metrics;
 pub mod oracle;
 pub mod propagate;
 pub mod quicksampler;

@@ -349,6 +349,7 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_UNKNOWN));
         }
         Err(SampleError::Output(e)) => return Err(e).context("cannot write tests"),
+        Err(e @ SampleError::Distribution(_)) => return Err(e.into()),
     };
     if let Some(path) = &args.stats {
         let stats = RunStats {

@@ -8,20 +8,22 @@
 pub mod deltas;
 pub mod kmeans;
 pub mod repair;
+pub mod work;
 
 use crate::assignment::Assignment;
 use crate::diversity;
+use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::oracle::Oracle;
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
-use repair::{Completed, Completer, Failure, Route};
+use repair::{Completed, Failure, Route};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use work::{LocalWorkforce, RankReport, Task, Verdict, Worker, Workforce};
 
 /// The diversity measure whose improvement decides whether another round runs (step 4a).
 ///
@@ -159,6 +161,21 @@ pub struct Report {
     pub rounds: Vec<RoundStats>,
     /// Why solver calls gave up, if any did (time-outs).
     pub unknown: Vec<String>,
+    /// Tests taken from an earlier run's suite (see [`sample_with`]).
+    pub resumed: usize,
+    pub throughput: Throughput,
+    /// Latency quantiles over all ranks, by phase.
+    pub latency: BTreeMap<&'static str, Quantiles>,
+    pub ranks: Vec<RankReport>,
+}
+
+/// Work done per second of the phases that did it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Throughput {
+    /// Candidates verified or repaired per second of step 3b.
+    pub candidates_per_second: f64,
+    /// Distinct valid tests per second of the whole run.
+    pub tests_per_second: f64,
 }
 
 /// Errors that end a run without a suite.
@@ -170,6 +187,9 @@ pub enum SampleError {
     Unknown(String),
     #[error("writing a test failed: {0}")]
     Output(#[from] std::io::Error),
+    /// A rank failed or broke the protocol.
+    #[error("distributed run failed: {0}")]
+    Distribution(String),
 }
 
 /// What the sampler tells its caller as it goes.
@@ -252,20 +272,8 @@ impl<'a> Suite<'a> {
     }
 }
 
-/// A candidate of step 3b: centroid `c`, delta `δi ∨ δj`.
-struct Candidate {
-    centroid: usize,
-    delta: Assignment,
-}
-
-enum Verdict {
-    Valid(Assignment),
-    Repaired(Completed),
-    Failed(Failure),
-    Skipped,
-}
-
-/// Runs Snap on the formula behind `checker`, handing each new test to `observer`.
+/// Runs Snap on the formula behind `checker` in this process, handing each new test to
+/// `observer`.
 pub fn sample(
     checker: &Checker,
     oracle: &dyn Oracle,
@@ -273,13 +281,40 @@ pub fn sample(
     observer: &mut dyn Observer,
     interrupt: &AtomicBool,
 ) -> Result<Report, SampleError> {
-    Snap::new(checker, oracle, config, interrupt).run(observer)
+    let deadline = Instant::now() + config.time_limit;
+    let mut workforce = LocalWorkforce::new(Worker::new(checker, oracle, deadline, interrupt));
+    sample_with(&mut workforce, checker, config, &[], observer, interrupt)
+}
+
+/// Runs Snap with tasks done by `workforce`. `resumed` tests (an earlier run's suite, each a
+/// verified model) count as found and as initial solutions; they are not handed to `observer`.
+pub fn sample_with(
+    workforce: &mut dyn Workforce,
+    checker: &Checker,
+    config: &SnapConfig,
+    resumed: &[Assignment],
+    observer: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<Report, SampleError> {
+    let mut snap = Snap::new(checker, workforce, config, interrupt);
+    let result = snap.run(resumed, observer);
+    // The ranks are stopped however the run ended, so that none waits for work forever.
+    let ranks = snap.workforce.finish();
+    let mut report = result?;
+    report.ranks = ranks?;
+    let mut merged = snap.metrics;
+    for rank in &report.ranks {
+        merged.merge(&rank.metrics);
+    }
+    report.latency = merged.summary();
+    Ok(report)
 }
 
 struct Snap<'a> {
-    checker: &'a Checker<'a>,
     config: &'a SnapConfig,
-    completer: Completer<'a>,
+    workforce: &'a mut dyn Workforce,
+    /// The coordinator's own latencies (NCD).
+    metrics: Metrics,
     projection: Vec<usize>,
     start: Instant,
     deadline: Instant,
@@ -291,7 +326,7 @@ struct Snap<'a> {
 impl<'a> Snap<'a> {
     fn new(
         checker: &'a Checker<'a>,
-        oracle: &'a dyn Oracle,
+        workforce: &'a mut dyn Workforce,
         config: &'a SnapConfig,
         interrupt: &'a AtomicBool,
     ) -> Self {
@@ -299,9 +334,9 @@ impl<'a> Snap<'a> {
         let deadline = start + config.time_limit;
         let projection = checker.cnf().projection();
         Snap {
-            checker,
             config,
-            completer: Completer::new(checker, oracle, Some(deadline)),
+            workforce,
+            metrics: Metrics::default(),
             start,
             deadline,
             interrupt,
@@ -322,12 +357,15 @@ impl<'a> Snap<'a> {
                 ncd_variables: projection.len(),
                 rounds: Vec::new(),
                 unknown: Vec::new(),
+                resumed: 0,
+                throughput: Throughput::default(),
+                latency: BTreeMap::new(),
+                ranks: Vec::new(),
             },
             projection,
         }
     }
 
-    /// Adds a verified test to the suite if it is new; true when added.
     /// Adds a verified test to the suite if it is new; true when added.
     fn admit(
         &mut self,
@@ -350,6 +388,7 @@ impl<'a> Snap<'a> {
         stats.information = terms.information();
         stats.coverage = self.suite.coverage();
         stats.suite_size = self.suite.tests().len();
+        self.metrics.record(Phase::Ncd, t.elapsed());
         self.report.seconds.ncd += t.elapsed().as_secs_f64();
     }
 
@@ -380,8 +419,12 @@ impl<'a> Snap<'a> {
         }
     }
 
-    fn run(mut self, observer: &mut dyn Observer) -> Result<Report, SampleError> {
-        let mut samples = self.initial_samples(observer)?;
+    fn run(
+        &mut self,
+        resumed: &[Assignment],
+        observer: &mut dyn Observer,
+    ) -> Result<Report, SampleError> {
+        let mut samples = self.initial_samples(resumed, observer)?;
         let mut initial = RoundStats {
             round: 0,
             samples: samples.len(),
@@ -438,49 +481,78 @@ impl<'a> Snap<'a> {
             100.0 * self.report.valid_before_repair as f64 / self.report.candidates as f64
         };
         self.report.seconds.total = self.start.elapsed().as_secs_f64();
-        Ok(self.report)
+        let per_second = |count: f64, seconds: f64| {
+            if seconds > 0.0 {
+                count / seconds
+            } else {
+                0.0
+            }
+        };
+        self.report.throughput = Throughput {
+            candidates_per_second: per_second(
+                self.report.candidates as f64,
+                self.report.seconds.verify_repair,
+            ),
+            tests_per_second: per_second(
+                self.report.distinct_tests as f64,
+                self.report.seconds.total,
+            ),
+        };
+        Ok(self.report.clone())
     }
 
-    /// Step 1: N solutions in parallel; the first decides whether the formula is satisfiable.
+    /// Step 1: resumed tests, then solutions up to N spread over the workforce; the first
+    /// solve runs alone and decides whether the formula is satisfiable.
     fn initial_samples(
         &mut self,
+        resumed: &[Assignment],
         observer: &mut dyn Observer,
     ) -> Result<Vec<Assignment>, SampleError> {
         let t = Instant::now();
         let seed = self.config.seed;
         let n = self.config.samples.max(1);
-        let first = {
-            let mut prop = self.completer.propagator();
-            self.completer.fresh(&mut prop, derive_seed(seed, 0, 0))
-        };
-        let mut results = vec![first];
-        if results[0].is_ok() {
-            let completer = &self.completer;
-            let deadline = self.deadline;
-            let interrupt = self.interrupt;
-            results.par_extend((1..n as u64).into_par_iter().map_init(
-                || completer.propagator(),
-                |prop, i| {
-                    if Instant::now() >= deadline || interrupt.load(Ordering::Relaxed) {
-                        return Err(Failure::Unknown("time limit reached".into()));
-                    }
-                    completer.fresh(prop, derive_seed(seed, 0, i))
-                },
-            ));
-        }
         let mut samples = Vec::new();
+        let mut quiet = |_: &Assignment| Ok(());
+        for test in resumed {
+            if self.suite.admit(test, &mut quiet)? {
+                samples.push(test.clone());
+            }
+        }
+        self.report.resumed = samples.len();
+        // Seeds continue after the resumed tests, so that a resumed run with the same seed
+        // does not solve for the solutions it already has.
+        let offset = samples.len() as u64;
+        let solve = |i: u64| Task::Solve {
+            seed: derive_seed(seed, 0, offset + i),
+        };
+        let needed = n.saturating_sub(samples.len()) as u64;
+        let mut verdicts = Vec::new();
+        if needed > 0 && samples.is_empty() {
+            verdicts = self.workforce.run(&[], vec![solve(0)])?;
+        }
+        let first_failed = matches!(verdicts.first(), Some(Verdict::Failed(_)));
+        if !first_failed {
+            let rest: Vec<Task> = (verdicts.len() as u64..needed).map(solve).collect();
+            if !rest.is_empty() {
+                verdicts.extend(self.workforce.run(&[], rest)?);
+            }
+        }
         let mut first_failure = None;
-        for result in results {
-            match result {
-                Ok(done) => {
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Completed(done) => {
                     self.note_completion(&done, true);
                     self.admit(&done.test, observer)?;
                     samples.push(done.test);
                 }
-                Err(failure) => {
+                Verdict::Failed(failure) => {
                     first_failure.get_or_insert(failure.clone());
                     self.note_failure(failure);
                 }
+                Verdict::Skipped => {
+                    first_failure.get_or_insert(Failure::Unknown("time limit reached".into()));
+                }
+                Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
             }
         }
         self.report.seconds.initial = t.elapsed().as_secs_f64();
@@ -537,50 +609,19 @@ impl<'a> Snap<'a> {
             return Ok(stats);
         }
 
-        // Step 3b: candidates drawn sequentially (cheap, deterministic), then checked in parallel.
+        // Step 3b: candidates drawn sequentially (cheap, deterministic), then checked and
+        // repaired by the workforce.
         let t = Instant::now();
-        let candidates: Vec<Candidate> = (0..centroids.len())
-            .flat_map(|c| std::iter::repeat_n(c, n))
-            .map(|centroid| Candidate {
+        let tasks: Vec<Task> = (0..centroids.len())
+            .flat_map(|c| std::iter::repeat_n(c as u32, n))
+            .enumerate()
+            .map(|(i, centroid)| Task::Check {
                 centroid,
                 delta: pool.draw(&mut rng).or(pool.draw(&mut rng)),
+                seed: derive_seed(seed, 2 + round as u64, i as u64),
             })
             .collect();
-        let violated: Vec<Vec<u32>> = centroids
-            .par_iter()
-            .map(|c| self.checker.violated(c))
-            .collect();
-        let verdicts: Vec<Verdict> = {
-            let completer = &self.completer;
-            let checker = self.checker;
-            let deadline = self.deadline;
-            let interrupt = self.interrupt;
-            candidates
-                .par_iter()
-                .enumerate()
-                .map_init(
-                    || completer.propagator(),
-                    |prop, (i, cand)| {
-                        if Instant::now() >= deadline || interrupt.load(Ordering::Relaxed) {
-                            return Verdict::Skipped;
-                        }
-                        let test = centroids[cand.centroid].xor(&cand.delta);
-                        if checker.satisfies_after_flips(
-                            &violated[cand.centroid],
-                            &test,
-                            &cand.delta,
-                        ) {
-                            return Verdict::Valid(test);
-                        }
-                        let seed = derive_seed(seed, 2 + round as u64, i as u64);
-                        match completer.repair(prop, &test, &cand.delta, seed) {
-                            Ok(done) => Verdict::Repaired(done),
-                            Err(failure) => Verdict::Failed(failure),
-                        }
-                    },
-                )
-                .collect()
-        };
+        let verdicts = self.workforce.run(&centroids, tasks)?;
         self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
 
         let before = self.suite.tests().len();
@@ -592,7 +633,7 @@ impl<'a> Snap<'a> {
                     stats.valid_before_repair += 1;
                     self.admit(&test, observer)?;
                 }
-                Verdict::Repaired(done) => {
+                Verdict::Completed(done) => {
                     stats.candidates += 1;
                     stats.repaired += 1;
                     self.note_completion(&done, false);

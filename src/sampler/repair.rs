@@ -11,6 +11,7 @@ use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// How many literals of the independent support a fresh solution fixes at random.
@@ -25,7 +26,7 @@ const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 const MAX_HALVINGS: usize = 3;
 
 /// How a test was completed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Route {
     /// Propagation and greedy decisions alone.
     Propagation,
@@ -34,7 +35,7 @@ pub enum Route {
 }
 
 /// A completed, fully verified test.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Completed {
     pub test: Assignment,
     pub route: Route,
@@ -46,7 +47,7 @@ pub struct Completed {
 }
 
 /// Why no test came out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Failure {
     Unsat,
     Unknown(String),
