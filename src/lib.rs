@@ -7,6 +7,7 @@
 
 pub mod assignment;
 pub mod dimacs;
+pub mod distribute;
 pub mod diversity;
 pub mod formula;
 pub mod metrics;

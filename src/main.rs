@@ -5,11 +5,13 @@ use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 use snapsat::assignment::Assignment;
 use snapsat::dimacs::{self, Strictness};
+use snapsat::distribute;
 use snapsat::diversity;
 use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
 use snapsat::quicksampler::{self, QuickConfig, QuickReport};
 use snapsat::report::{read_tests, TestFormat, TestWriter};
+use snapsat::sampler::work::{LocalWorkforce, Worker};
 use snapsat::sampler::{
     self, Observer, Report, RoundStats, SampleError, SnapConfig, StopMetric, StopReason,
 };
@@ -137,9 +139,18 @@ struct SampleArgs {
     /// Stop once this many candidates were produced (QuickSampler).
     #[arg(long, value_name = "N")]
     max_candidates: Option<usize>,
-    /// Worker threads (default: one per core).
+    /// Worker threads of each rank (default: the cores of the machine shared by its ranks;
+    /// RAYON_NUM_THREADS also sets it).
     #[arg(short = 'j', long)]
     threads: Option<usize>,
+    /// Spread the work over this many ranks in this process (Snap); under `mpirun` or
+    /// `srun` with an MPI build, the job's processes are the ranks instead.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    ranks: u64,
+    /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified
+    /// again, count as found, and new tests are appended to FILE (Snap).
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
+    resume: Option<PathBuf>,
     /// Write run statistics as JSON here.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
@@ -254,7 +265,9 @@ struct RunStats<'a> {
     min_improvement_percent: f64,
     stop_metric: StopMetric,
     time_limit_seconds: f64,
-    threads: usize,
+    launch: &'static str,
+    ranks: usize,
+    threads_per_rank: usize,
     parse_seconds: f64,
     peak_memory_bytes: Option<u64>,
     #[serde(flatten)]
@@ -269,6 +282,103 @@ fn peak_memory_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Where the ranks of a run are.
+enum Launch {
+    /// One process; `ranks` of them as threads (1: no coordinator at all).
+    Process { ranks: usize },
+    #[cfg(feature = "mpi")]
+    Mpi(snapsat::distribute::mpi::Job),
+}
+
+impl Launch {
+    fn detect(ranks: usize) -> Result<Launch> {
+        #[cfg(feature = "mpi")]
+        if snapsat::distribute::mpi::launched_by_mpi() {
+            let job =
+                snapsat::distribute::mpi::Job::init().context("MPI could not be initialised")?;
+            if ranks > 1 && job.rank() == 0 {
+                eprintln!("snapsat: note: under MPI the job's processes are the ranks; --ranks is ignored");
+            }
+            return Ok(Launch::Mpi(job));
+        }
+        #[cfg(not(feature = "mpi"))]
+        if let Some(size) = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok())
+            .filter(|size| size != "1")
+        {
+            anyhow::bail!(
+                "started as one of {size} MPI processes, but this snapsat was built without MPI: \
+                 rebuild with `cargo build --release --features mpi` (scripts/install-mpi installs \
+                 what it needs), or use --ranks on one machine"
+            );
+        }
+        Ok(Launch::Process { ranks })
+    }
+
+    /// Rank of this process in the job.
+    fn rank(&self) -> usize {
+        match self {
+            Launch::Process { .. } => 0,
+            #[cfg(feature = "mpi")]
+            Launch::Mpi(job) => job.rank(),
+        }
+    }
+
+    fn ranks(&self) -> usize {
+        match self {
+            Launch::Process { ranks } => *ranks,
+            #[cfg(feature = "mpi")]
+            Launch::Mpi(job) => job.size(),
+        }
+    }
+
+    /// Threads for each rank of this machine: `--threads`, else RAYON_NUM_THREADS, else the
+    /// cores shared by the ranks the launcher put here.
+    fn threads_per_rank(&self, requested: Option<usize>) -> usize {
+        let from_env = |name: &str| std::env::var(name).ok()?.parse::<usize>().ok();
+        let local_ranks = match self {
+            Launch::Process { ranks } => *ranks,
+            #[cfg(feature = "mpi")]
+            Launch::Mpi(_) => from_env("OMPI_COMM_WORLD_LOCAL_SIZE")
+                .or_else(|| from_env("MPI_LOCALNRANKS"))
+                .unwrap_or(1),
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        requested
+            .or_else(|| from_env("RAYON_NUM_THREADS"))
+            .unwrap_or(cores / local_ranks.max(1))
+            .max(1)
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Launch::Process { ranks: 1 } => "process",
+            Launch::Process { .. } => "in-process-ranks",
+            #[cfg(feature = "mpi")]
+            Launch::Mpi(_) => "mpi",
+        }
+    }
+}
+
+/// Tests of an earlier suite, each checked against every clause.
+fn resumed_tests(path: &Path, checker: &Checker) -> Result<Vec<Assignment>> {
+    let tests = open_tests(path, checker.cnf().num_vars())?;
+    if let Some((i, clause)) = tests
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
+    {
+        anyhow::bail!(
+            "{}: test {} falsifies clause {}: it is not a suite of this formula",
+            path.display(),
+            i + 1,
+            clause + 1
+        );
+    }
+    Ok(tests)
+}
+
 fn sample(args: SampleArgs) -> Result<ExitCode> {
     if !(args.time_limit > 0.0 && args.time_limit.is_finite()) {
         anyhow::bail!("--time-limit must be a positive number of seconds");
@@ -276,14 +386,21 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
     if !(args.min_improvement >= 0.0 && args.min_improvement.is_finite()) {
         anyhow::bail!("--min-improvement must be a percentage ≥ 0");
     }
-    if let Some(threads) = args.threads {
+    if args.algorithm == Algorithm::Quicksampler && (args.ranks > 1 || args.resume.is_some()) {
+        anyhow::bail!("--ranks and --resume work with --algorithm snap only");
+    }
+    let launch = Launch::detect(args.ranks as usize)?;
+    let threads = launch.threads_per_rank(args.threads);
+    if launch.ranks() == 1 || launch.rank() > 0 {
+        // This process's own work runs on the global pool; coordinated ranks build their own.
         rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
+            .num_threads(threads)
             .build_global()
             .context("cannot start the worker threads")?;
     }
+    let quiet = args.quiet || launch.rank() > 0;
     let t = Instant::now();
-    let cnf = read_formula(&args.input, args.quiet)?;
+    let cnf = read_formula(&args.input, quiet)?;
     let parse_seconds = t.elapsed().as_secs_f64();
 
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -292,19 +409,37 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
         ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed))
             .context("cannot install the interrupt handler")?;
     }
-    let out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
+    let checker = Checker::new(&cnf);
+    #[cfg(feature = "mpi")]
+    if let Launch::Mpi(job) = &launch {
+        if job.rank() > 0 {
+            job.serve(&checker, &Splr, &interrupt)
+                .with_context(|| format!("rank {}", job.rank()))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let resumed = match &args.resume {
+        Some(path) => resumed_tests(path, &checker)?,
+        None => Vec::new(),
+    };
+    let out: Box<dyn Write> = match (&args.output, &args.resume) {
+        (Some(path), _) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?,
         )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        (None, Some(path)) => Box::new(std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot append to {}", path.display()))?,
+        )),
+        (None, None) => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let mut observer = CliObserver {
         writer: TestWriter::new(out, args.format),
-        progress: !args.quiet && std::io::stderr().is_terminal(),
+        progress: !quiet && std::io::stderr().is_terminal(),
         start: Instant::now(),
     };
-    let checker = Checker::new(&cnf);
     let result = match args.algorithm {
         Algorithm::Snap => {
             let config = SnapConfig {
@@ -318,8 +453,43 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
                 stop_metric: args.stop_metric,
                 ..Default::default()
             };
-            sampler::sample(&checker, &Splr, &config, &mut observer, &interrupt)
-                .map(RunReport::Snap)
+            let report = match &launch {
+                Launch::Process { ranks: 1 } => {
+                    let deadline = Instant::now() + config.time_limit;
+                    let worker = Worker::new(&checker, &Splr, deadline, &interrupt);
+                    let mut workforce = LocalWorkforce::new(worker);
+                    let observer = &mut observer;
+                    sampler::sample_with(
+                        &mut workforce,
+                        &checker,
+                        &config,
+                        &resumed,
+                        observer,
+                        &interrupt,
+                    )
+                }
+                Launch::Process { ranks } => distribute::local::sample(
+                    *ranks,
+                    threads,
+                    &checker,
+                    &Splr,
+                    &config,
+                    &resumed,
+                    &mut observer,
+                    &interrupt,
+                ),
+                #[cfg(feature = "mpi")]
+                Launch::Mpi(job) => job.coordinate(
+                    threads,
+                    &checker,
+                    &Splr,
+                    &config,
+                    &resumed,
+                    &mut observer,
+                    &interrupt,
+                ),
+            };
+            report.map(RunReport::Snap)
         }
         Algorithm::Quicksampler => {
             let config = QuickConfig {
@@ -364,7 +534,9 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
             min_improvement_percent: args.min_improvement,
             stop_metric: args.stop_metric,
             time_limit_seconds: args.time_limit,
-            threads: rayon::current_num_threads(),
+            launch: launch.name(),
+            ranks: launch.ranks(),
+            threads_per_rank: threads,
             parse_seconds,
             peak_memory_bytes: peak_memory_bytes(),
             report: &report,
@@ -446,8 +618,50 @@ fn summarize(r: &Report) {
         r.solver_calls.generate,
         r.solver_calls.repair
     );
+    let latency = |phase: &str| {
+        r.latency.get(phase).map_or(String::new(), |q| {
+            format!(
+                " · {} {} p50 {} p99 {}",
+                phase.replace('_', " "),
+                q.count,
+                millis(q.p50_us),
+                millis(q.p99_us)
+            )
+        })
+    };
+    eprintln!(
+        "snapsat: {:.1} candidates/s, {:.1} tests/s{}{}{}",
+        r.throughput.candidates_per_second,
+        r.throughput.tests_per_second,
+        latency("initial_solve"),
+        latency("repair"),
+        latency("round_trip")
+    );
+    if r.ranks.len() > 1 {
+        for rank in &r.ranks {
+            eprintln!(
+                "snapsat:   rank {}: {} threads, {} tasks, busy {:.2} s, {} messages, {:.1} KiB out, {:.1} KiB back",
+                rank.rank,
+                rank.threads,
+                rank.tasks,
+                rank.busy_seconds,
+                rank.messages,
+                rank.bytes_to_rank as f64 / 1024.0,
+                rank.bytes_from_rank as f64 / 1024.0
+            );
+        }
+    }
     for why in &r.unknown {
         eprintln!("snapsat: note: some solver calls gave up: {why}");
+    }
+}
+
+/// Microseconds as a short human figure.
+fn millis(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{us:.0} µs")
     }
 }
 

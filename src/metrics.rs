@@ -73,7 +73,12 @@ pub struct Quantiles {
 impl Metrics {
     pub fn record(&mut self, phase: Phase, elapsed: Duration) {
         let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        self.histograms[phase as usize].saturating_record(nanos.max(1));
+        let histogram = &mut self.histograms[phase as usize];
+        // `record` grows the histogram as needed; `saturating_record` would clamp at its
+        // initial bound instead.
+        if histogram.record(nanos.max(1)).is_err() {
+            histogram.saturating_record(nanos);
+        }
     }
 
     pub fn count(&self, phase: Phase) -> u64 {
@@ -111,7 +116,12 @@ impl Metrics {
         let mut deserializer = Deserializer::new();
         let histograms = encoded
             .iter()
-            .map(|bytes| deserializer.deserialize(&mut &bytes[..]).ok())
+            .map(|bytes| {
+                let mut h: Histogram<u64> = deserializer.deserialize(&mut &bytes[..]).ok()?;
+                // Decoding forgets that the histogram may grow; merging needs it to.
+                h.auto(true);
+                Some(h)
+            })
             .collect::<Option<Vec<Histogram<u64>>>>()?;
         Some(Metrics { histograms })
     }
@@ -150,14 +160,19 @@ mod tests {
         }
         b.record(Phase::Repair, Duration::from_millis(50));
         b.record(Phase::Verify, Duration::from_nanos(300));
-        let b = Metrics::from_bytes(&b.to_bytes()).unwrap();
-        a.merge(&b);
+        b.record(Phase::Ncd, Duration::from_secs(3));
+        // A decoded histogram must still grow to take larger values than it has seen.
+        let mut merged = Metrics::from_bytes(&a.to_bytes()).unwrap();
+        merged.merge(&Metrics::from_bytes(&b.to_bytes()).unwrap());
+        let a = merged;
         let summary = a.summary();
         assert_eq!(summary["repair"].count, 101);
         assert!((summary["repair"].p50_us - 51.0).abs() < 0.1);
         assert!((summary["repair"].max_us - 50_000.0).abs() < 50.0);
         assert_eq!(summary["verify"].count, 1);
-        assert!(!summary.contains_key("ncd"));
+        assert!((summary["verify"].max_us - 0.3).abs() < 0.01);
+        assert!((summary["ncd"].max_us - 3e6).abs() < 3e3);
+        assert!(!summary.contains_key("round_trip"));
     }
 
     #[test]

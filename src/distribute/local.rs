@@ -1,0 +1,308 @@
+//! In-process ranks: each a thread with a rayon pool of its own, linked to the coordinator by
+//! crossbeam channels that carry the same encoded messages MPI would.
+
+use super::{serve, Coordinator, Endpoint, TransportError};
+use crate::assignment::Assignment;
+use crate::oracle::Oracle;
+use crate::sampler::{self, Observer, Report, SampleError, SnapConfig};
+use crate::verify::Checker;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The coordinator's end of in-process links.
+pub struct Hub {
+    to_ranks: Vec<Sender<Vec<u8>>>,
+    inbox: Receiver<(usize, Vec<u8>)>,
+}
+
+/// A rank's end of an in-process link.
+pub struct Line {
+    rank: usize,
+    to_hub: Sender<(usize, Vec<u8>)>,
+    inbox: Receiver<Vec<u8>>,
+}
+
+/// Links between a coordinator and `ranks` ranks.
+pub fn links(ranks: usize) -> (Hub, Vec<Line>) {
+    let (to_hub, inbox) = crossbeam_channel::unbounded();
+    let (to_ranks, lines) = (0..ranks)
+        .map(|rank| {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let line = Line {
+                rank,
+                to_hub: to_hub.clone(),
+                inbox: rx,
+            };
+            (tx, line)
+        })
+        .unzip();
+    (Hub { to_ranks, inbox }, lines)
+}
+
+impl Hub {
+    /// The next message if one arrives within `wait`.
+    pub fn receive_within(
+        &mut self,
+        wait: Duration,
+    ) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        match self.inbox.recv_timeout(wait) {
+            Ok(message) => Ok(Some(message)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(TransportError::Disconnected),
+        }
+    }
+}
+
+impl Endpoint for Hub {
+    fn peers(&self) -> usize {
+        self.to_ranks.len()
+    }
+
+    fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.to_ranks[to]
+            .send(bytes)
+            .map_err(|_| TransportError::Disconnected)
+    }
+
+    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
+        self.inbox.recv().map_err(|_| TransportError::Disconnected)
+    }
+}
+
+impl Endpoint for Line {
+    fn peers(&self) -> usize {
+        1
+    }
+
+    fn send(&mut self, _to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.to_hub
+            .send((self.rank, bytes))
+            .map_err(|_| TransportError::Disconnected)
+    }
+
+    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
+        self.inbox
+            .recv()
+            .map(|bytes| (0, bytes))
+            .map_err(|_| TransportError::Disconnected)
+    }
+}
+
+/// Runs `line`'s rank on a pool of `threads` threads until the coordinator lets it go. A
+/// panic is reported to the coordinator as the rank's failure, as a dying MPI rank would
+/// end the job.
+pub fn run_rank(
+    mut line: Line,
+    threads: usize,
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    interrupt: &AtomicBool,
+) {
+    let rank = line.rank;
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(move |i| format!("snapsat-rank{rank}-{i}"))
+        .build()
+    {
+        Ok(pool) => pool,
+        Err(e) => {
+            let message = super::protocol::ToCoordinator::Failed(format!("no threads: {e}"));
+            let _ = line.send(0, super::protocol::encode(&message));
+            return;
+        }
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| serve(&mut line, checker, oracle, interrupt, rank))
+    }));
+    if outcome.is_err() {
+        let message = super::protocol::ToCoordinator::Failed("panicked".into());
+        let _ = line.send(0, super::protocol::encode(&message));
+    }
+}
+
+/// Runs Snap with `ranks` in-process ranks of `threads` threads each; same suites as
+/// [`sampler::sample`] for the same seed.
+#[allow(clippy::too_many_arguments)]
+pub fn sample(
+    ranks: usize,
+    threads: usize,
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    config: &SnapConfig,
+    resumed: &[Assignment],
+    observer: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<Report, SampleError> {
+    let (hub, lines) = links(ranks.max(1));
+    std::thread::scope(|scope| {
+        for line in lines {
+            scope.spawn(move || run_rank(line, threads, checker, oracle, interrupt));
+        }
+        let fingerprint = checker.cnf().fingerprint();
+        let mut coordinator = Coordinator::connect(hub, fingerprint, config.time_limit, interrupt)?;
+        sampler::sample_with(
+            &mut coordinator,
+            checker,
+            config,
+            resumed,
+            observer,
+            interrupt,
+        )
+        // Dropping the coordinator closes the links, so every rank thread ends.
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formula::Cnf;
+    use crate::oracle::Splr;
+    use crate::sampler;
+    use crate::sampler::work::{Task, Verdict};
+
+    fn formula() -> Cnf {
+        // A 6x6 grid of "at most one neighbour pair both true" constraints: many models, and
+        // median centroids that are not models, so repairs happen.
+        let side = 6;
+        let var = |r: usize, c: usize| (r * side + c + 1) as i32;
+        let mut clauses = Vec::new();
+        for r in 0..side {
+            for c in 0..side {
+                if c + 1 < side {
+                    clauses.push(vec![-var(r, c), -var(r, c + 1)]);
+                }
+                if r + 1 < side {
+                    clauses.push(vec![-var(r, c), -var(r + 1, c)]);
+                }
+            }
+            clauses.push((0..side).map(|c| var(r, c)).collect());
+        }
+        Cnf::from_clauses(side * side, &clauses)
+    }
+
+    fn config(seed: u64) -> SnapConfig {
+        SnapConfig {
+            samples: 30,
+            clusters: 3,
+            max_rounds: Some(2),
+            seed,
+            time_limit: Duration::from_secs(120),
+            ..Default::default()
+        }
+    }
+
+    fn collect(
+        run: impl FnOnce(&mut dyn Observer) -> Result<Report, SampleError>,
+    ) -> (Vec<Assignment>, Report) {
+        let mut tests = Vec::new();
+        let mut observer = |t: &Assignment| {
+            tests.push(t.clone());
+            Ok(())
+        };
+        let report = run(&mut observer).unwrap();
+        (tests, report)
+    }
+
+    #[test]
+    fn ranks_give_the_same_verified_suite_as_one_process() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let (alone, _) = collect(|o| sampler::sample(&checker, &Splr, &config(4), o, &stop));
+        for (ranks, threads) in [(1, 1), (3, 1), (2, 2)] {
+            let (spread, report) =
+                collect(|o| sample(ranks, threads, &checker, &Splr, &config(4), &[], o, &stop));
+            assert_eq!(spread, alone, "{ranks} ranks x {threads} threads");
+            assert!(spread.iter().all(|t| checker.satisfies(t)));
+            assert_eq!(report.ranks.len(), ranks);
+            let tasks: u64 = report.ranks.iter().map(|r| r.tasks).sum();
+            assert_eq!(tasks, 30 + report.candidates);
+            assert!(report
+                .ranks
+                .iter()
+                .all(|r| r.messages > 0 && r.bytes_from_rank > 0));
+            assert!(report.latency.contains_key("round_trip"));
+            assert!(report.latency.contains_key("repair"));
+        }
+    }
+
+    #[test]
+    fn resumed_tests_count_as_found_and_are_not_repeated() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let (first, _) = collect(|o| sampler::sample(&checker, &Splr, &config(8), o, &stop));
+        let resumed = &first[..20];
+        let (more, report) =
+            collect(|o| sample(2, 1, &checker, &Splr, &config(8), resumed, o, &stop));
+        assert_eq!(report.resumed, 20);
+        assert_eq!(report.distinct_tests, 20 + more.len());
+        assert!(more
+            .iter()
+            .all(|t| !resumed.contains(t) && checker.satisfies(t)));
+    }
+
+    #[test]
+    fn an_interrupted_run_skips_its_tasks_and_stops_every_rank() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(true);
+        let err = collect_err(|o| sample(3, 1, &checker, &Splr, &config(1), &[], o, &stop));
+        assert!(matches!(err, SampleError::Unknown(_)), "{err}");
+    }
+
+    fn collect_err(
+        run: impl FnOnce(&mut dyn Observer) -> Result<Report, SampleError>,
+    ) -> SampleError {
+        let mut observer = |_: &Assignment| Ok(());
+        run(&mut observer).unwrap_err()
+    }
+
+    #[test]
+    fn a_rank_with_another_formula_is_refused() {
+        let cnf = formula();
+        let other = Cnf::from_clauses(2, &[vec![1, 2]]);
+        let (checker, wrong) = (Checker::new(&cnf), Checker::new(&other));
+        let stop = AtomicBool::new(false);
+        let (hub, mut lines) = links(2);
+        let second = lines.pop().unwrap();
+        let first = lines.pop().unwrap();
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| run_rank(first, 1, &checker, &Splr, &stop));
+            scope.spawn(|| run_rank(second, 1, &wrong, &Splr, &stop));
+            Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop).map(|_| ())
+        });
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains("rank 1 read another formula"), "{err}");
+    }
+
+    #[test]
+    fn a_panicking_rank_fails_the_run_instead_of_hanging_it() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let (hub, lines) = links(2);
+        let result = std::thread::scope(|scope| {
+            for line in lines {
+                scope.spawn(|| run_rank(line, 1, &checker, &Splr, &stop));
+            }
+            let mut coordinator =
+                Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop)?;
+            // A check against a centroid that was never sent indexes out of bounds.
+            let bad = Task::Check {
+                centroid: 5,
+                delta: Assignment::zeros(cnf.num_vars()),
+                seed: 0,
+            };
+            use crate::sampler::work::Workforce;
+            coordinator.run(&[], vec![bad.clone(), bad])
+        });
+        let err = result
+            .map(|v: Vec<Verdict>| v.len())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("panicked"), "{err}");
+    }
+}

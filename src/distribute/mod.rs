@@ -1,0 +1,361 @@
+//! Ranks: the sampler's tasks spread over threads of one process or over MPI processes.
+//!
+//! Rank 0 hosts the coordinator, which runs the sampler itself (deltas, centroids, merging,
+//! NCD, the stop rule) against the [`Workforce`] interface and hands out tasks in batches;
+//! every rank, rank 0 included, runs [`serve`] and does its batches on its own rayon threads.
+//! Batches shrink as a list of tasks drains (guided self-scheduling), and a rank gets its next
+//! batch when it returns the last one, so ranks that draw cheap repairs take more of them.
+//! Messages are [`protocol`] types encoded with bincode and sent as byte buffers over an
+//! [`Endpoint`]: crossbeam channels ([`local`]) or MPI ([`mpi`], with `--features mpi`).
+
+pub mod local;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod protocol;
+
+use crate::assignment::Assignment;
+use crate::metrics::{Metrics, Phase};
+use crate::oracle::Oracle;
+use crate::sampler::work::{RankReport, Task, Verdict, Worker, Workforce};
+use crate::sampler::SampleError;
+use crate::verify::Checker;
+use protocol::{ToCoordinator, ToRank};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a message could not be sent or received.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("the other side has gone")]
+    Disconnected,
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    #[error("{0}")]
+    Protocol(String),
+}
+
+impl From<TransportError> for SampleError {
+    fn from(e: TransportError) -> Self {
+        SampleError::Distribution(e.to_string())
+    }
+}
+
+/// One side of the coordinator–rank links. The coordinator's endpoint reaches ranks
+/// `0..peers()`; a rank's endpoint reaches the coordinator only, as peer 0.
+pub trait Endpoint {
+    fn peers(&self) -> usize;
+    fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError>;
+    /// Waits for the next message from any peer.
+    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError>;
+}
+
+/// What the coordinator knows of a rank.
+#[derive(Default)]
+struct RankState {
+    threads: usize,
+    messages: u64,
+    bytes_to: u64,
+    bytes_from: u64,
+    round_trips: Metrics,
+}
+
+/// The coordinator's side: a [`Workforce`] whose tasks run on the ranks behind an endpoint.
+pub struct Coordinator<'a, E: Endpoint> {
+    endpoint: E,
+    ranks: Vec<RankState>,
+    centroids: Vec<Assignment>,
+    next_batch: u64,
+    deadline: Instant,
+    interrupt: &'a AtomicBool,
+    finished: bool,
+}
+
+impl<'a, E: Endpoint> Coordinator<'a, E> {
+    /// Starts every rank on `cnf_fingerprint` with `time_limit` to go; fails when a rank
+    /// refuses (it read another formula).
+    pub fn connect(
+        endpoint: E,
+        cnf_fingerprint: u64,
+        time_limit: Duration,
+        interrupt: &'a AtomicBool,
+    ) -> Result<Self, SampleError> {
+        let mut coordinator = Coordinator {
+            ranks: (0..endpoint.peers())
+                .map(|_| RankState::default())
+                .collect(),
+            endpoint,
+            centroids: Vec::new(),
+            next_batch: 0,
+            deadline: Instant::now() + time_limit,
+            interrupt,
+            finished: false,
+        };
+        coordinator.broadcast(&ToRank::Start {
+            fingerprint: cnf_fingerprint,
+            seconds_left: time_limit.as_secs_f64(),
+        })?;
+        for _ in 0..coordinator.ranks.len() {
+            let (rank, message) = coordinator.receive()?;
+            match message {
+                ToCoordinator::Ready { threads } => coordinator.ranks[rank].threads = threads,
+                other => return Err(unexpected(rank, &other).into()),
+            }
+        }
+        Ok(coordinator)
+    }
+
+    fn send(&mut self, rank: usize, message: &ToRank) -> Result<(), TransportError> {
+        let bytes = protocol::encode(message);
+        let state = &mut self.ranks[rank];
+        state.messages += 1;
+        state.bytes_to += bytes.len() as u64;
+        self.endpoint.send(rank, bytes)
+    }
+
+    fn broadcast(&mut self, message: &ToRank) -> Result<(), TransportError> {
+        (0..self.ranks.len()).try_for_each(|rank| self.send(rank, message))
+    }
+
+    fn receive(&mut self) -> Result<(usize, ToCoordinator), TransportError> {
+        let (rank, bytes) = self.endpoint.receive()?;
+        let state = self
+            .ranks
+            .get_mut(rank)
+            .ok_or_else(|| TransportError::Protocol(format!("message from unknown rank {rank}")))?;
+        state.messages += 1;
+        state.bytes_from += bytes.len() as u64;
+        match protocol::decode(&bytes)? {
+            ToCoordinator::Failed(why) => {
+                Err(TransportError::Protocol(format!("rank {rank}: {why}")))
+            }
+            message => Ok((rank, message)),
+        }
+    }
+
+    /// Tasks for `rank`'s next batch when `remaining` are left: its share of half the
+    /// remainder, so early batches are large and the last ones small enough to even out.
+    fn batch_size(&self, rank: usize, remaining: usize) -> usize {
+        let total_threads: usize = self.ranks.iter().map(|r| r.threads.max(1)).sum();
+        let threads = self.ranks[rank].threads.max(1);
+        (remaining * threads)
+            .div_ceil(2 * total_threads)
+            .max(threads)
+            .min(remaining)
+    }
+
+    fn stopping(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+}
+
+impl<E: Endpoint> Workforce for Coordinator<'_, E> {
+    fn run(
+        &mut self,
+        centroids: &[Assignment],
+        tasks: Vec<Task>,
+    ) -> Result<Vec<Verdict>, SampleError> {
+        if centroids != self.centroids.as_slice() {
+            self.centroids = centroids.to_vec();
+            self.broadcast(&ToRank::Centroids(self.centroids.clone()))?;
+        }
+        let total = tasks.len();
+        let mut queue: VecDeque<Task> = tasks.into();
+        let mut verdicts: Vec<Option<Verdict>> = (0..total).map(|_| None).collect();
+        // batch id → (rank, first task index, task count, sent at)
+        let mut in_flight: HashMap<u64, (usize, usize, usize, Instant)> = HashMap::new();
+        let mut idle = vec![true; self.ranks.len()];
+        let mut next = 0;
+        loop {
+            if !self.stopping() {
+                for (rank, is_idle) in idle.iter_mut().enumerate() {
+                    if !*is_idle || queue.is_empty() {
+                        continue;
+                    }
+                    let size = self.batch_size(rank, queue.len());
+                    let batch = self.next_batch;
+                    self.next_batch += 1;
+                    let tasks: Vec<Task> = queue.drain(..size).collect();
+                    self.send(rank, &ToRank::Tasks { batch, tasks })?;
+                    in_flight.insert(batch, (rank, next, size, Instant::now()));
+                    next += size;
+                    *is_idle = false;
+                }
+            }
+            if in_flight.is_empty() {
+                break;
+            }
+            let (rank, message) = self.receive()?;
+            let ToCoordinator::Results {
+                batch,
+                verdicts: done,
+                busy_nanos,
+            } = message
+            else {
+                return Err(unexpected(rank, &message).into());
+            };
+            let (owner, first, count, sent) = in_flight.remove(&batch).ok_or_else(|| {
+                TransportError::Protocol(format!("rank {rank} returned unknown batch {batch}"))
+            })?;
+            if owner != rank || done.len() != count {
+                return Err(TransportError::Protocol(format!(
+                    "rank {rank} returned {} verdicts for batch {batch} of rank {owner} ({count} tasks)",
+                    done.len()
+                ))
+                .into());
+            }
+            let trip = sent
+                .elapsed()
+                .saturating_sub(Duration::from_nanos(busy_nanos));
+            self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
+            for (slot, verdict) in verdicts[first..first + count].iter_mut().zip(done) {
+                *slot = Some(verdict);
+            }
+            idle[rank] = true;
+        }
+        Ok(verdicts
+            .into_iter()
+            .map(|v| v.unwrap_or(Verdict::Skipped))
+            .collect())
+    }
+
+    fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
+        self.finished = true;
+        self.broadcast(&ToRank::Finish)?;
+        let mut reports: Vec<Option<RankReport>> = (0..self.ranks.len()).map(|_| None).collect();
+        for _ in 0..self.ranks.len() {
+            let (rank, message) = self.receive()?;
+            let ToCoordinator::Finished {
+                tasks,
+                busy_nanos,
+                histograms,
+            } = message
+            else {
+                return Err(unexpected(rank, &message).into());
+            };
+            let mut metrics = Metrics::from_bytes(&histograms).ok_or_else(|| {
+                TransportError::Malformed(format!("rank {rank} sent unreadable histograms"))
+            })?;
+            let state = &self.ranks[rank];
+            metrics.merge(&state.round_trips);
+            reports[rank] = Some(RankReport {
+                rank,
+                threads: state.threads,
+                tasks,
+                busy_seconds: busy_nanos as f64 / 1e9,
+                messages: state.messages,
+                bytes_to_rank: state.bytes_to,
+                bytes_from_rank: state.bytes_from,
+                latency: metrics.summary(),
+                metrics,
+            });
+        }
+        Ok(reports.into_iter().flatten().collect())
+    }
+}
+
+impl<E: Endpoint> Drop for Coordinator<'_, E> {
+    /// Releases ranks still waiting for work when the run ended early (an error, a failed
+    /// rank); they exit without reporting.
+    fn drop(&mut self) {
+        if !self.finished {
+            let bytes = protocol::encode(&ToRank::Finish);
+            for rank in 0..self.ranks.len() {
+                let _ = self.endpoint.send(rank, bytes.clone());
+            }
+        }
+    }
+}
+
+fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
+    TransportError::Protocol(format!(
+        "unexpected message from rank {rank}: {}",
+        message.kind()
+    ))
+}
+
+/// A rank's side: does the coordinator's batches on the current rayon pool until told to
+/// finish (or the coordinator goes away). Errors are reported to the coordinator too.
+pub fn serve(
+    endpoint: &mut dyn Endpoint,
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    interrupt: &AtomicBool,
+    rank: usize,
+) -> Result<(), TransportError> {
+    let result = serve_batches(endpoint, checker, oracle, interrupt, rank);
+    if let Err(e) = &result {
+        let _ = endpoint.send(0, protocol::encode(&ToCoordinator::Failed(e.to_string())));
+    }
+    result
+}
+
+fn serve_batches(
+    endpoint: &mut dyn Endpoint,
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    interrupt: &AtomicBool,
+    rank: usize,
+) -> Result<(), TransportError> {
+    let threads = rayon::current_num_threads();
+    let mut worker: Option<Worker> = None;
+    let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
+        endpoint.send(0, protocol::encode(message))
+    };
+    loop {
+        let bytes = match endpoint.receive() {
+            Ok((_, bytes)) => bytes,
+            Err(TransportError::Disconnected) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let started = || TransportError::Protocol("work arrived before the start message".into());
+        match protocol::decode::<ToRank>(&bytes)? {
+            ToRank::Start {
+                fingerprint,
+                seconds_left,
+            } => {
+                let mine = checker.cnf().fingerprint();
+                if fingerprint != mine {
+                    return Err(TransportError::Protocol(format!(
+                        "rank {rank} read another formula (fingerprint {mine:016x}, coordinator's {fingerprint:016x})"
+                    )));
+                }
+                let deadline = Instant::now() + Duration::from_secs_f64(seconds_left);
+                worker = Some(Worker::new(checker, oracle, deadline, interrupt));
+                reply(endpoint, &ToCoordinator::Ready { threads })?;
+            }
+            ToRank::Centroids(centroids) => worker
+                .as_mut()
+                .ok_or_else(started)?
+                .set_centroids(&centroids),
+            ToRank::Tasks { batch, tasks } => {
+                let worker = worker.as_mut().ok_or_else(started)?;
+                let t = Instant::now();
+                let verdicts = worker.run(&tasks);
+                let busy_nanos = t.elapsed().as_nanos() as u64;
+                reply(
+                    endpoint,
+                    &ToCoordinator::Results {
+                        batch,
+                        verdicts,
+                        busy_nanos,
+                    },
+                )?;
+            }
+            ToRank::Finish => {
+                if let Some(worker) = &worker {
+                    let report = worker.report(rank, threads);
+                    reply(
+                        endpoint,
+                        &ToCoordinator::Finished {
+                            tasks: report.tasks,
+                            busy_nanos: (report.busy_seconds * 1e9) as u64,
+                            histograms: report.metrics.to_bytes(),
+                        },
+                    )?;
+                }
+                return Ok(());
+            }
+        }
+    }
+}

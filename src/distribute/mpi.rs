@@ -1,0 +1,161 @@
+//! Ranks as MPI processes (`mpirun -np N snapsat sample …`).
+//!
+//! Every process reads the formula itself. Rank 0 runs the coordinator on its main thread and
+//! its own rank's work on a second thread, linked in-process; ranks 1.. serve over MPI. Only
+//! the main thread of each process calls MPI (`MPI_THREAD_FUNNELED`). Waiting is a probe every
+//! [`POLL`], not MPI's busy wait, so that oversubscribed ranks leave their cores to the ranks
+//! that work.
+
+use super::local::{self, Hub};
+use super::{serve, Coordinator, Endpoint, TransportError};
+use crate::assignment::Assignment;
+use crate::oracle::Oracle;
+use crate::sampler::{self, Observer, Report, SampleError, SnapConfig};
+use crate::verify::Checker;
+use mpi::environment::Universe;
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::Threading;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long a waiting process sleeps between probes for a message.
+const POLL: Duration = Duration::from_micros(100);
+
+/// True when this process was started by an MPI launcher (OpenMPI, MPICH/Hydra, Slurm's PMI).
+pub fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// This process's place in the MPI job; MPI is finalised when it is dropped.
+pub struct Job {
+    world: SimpleCommunicator,
+    _universe: Universe,
+}
+
+impl Job {
+    /// Initialises MPI; `None` if it was initialised already.
+    pub fn init() -> Option<Job> {
+        let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)?;
+        Some(Job {
+            world: universe.world(),
+            _universe: universe,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    /// Rank 0: runs Snap over every rank of the job, with `threads` rayon threads for rank
+    /// 0's own share of the work.
+    #[allow(clippy::too_many_arguments)]
+    pub fn coordinate(
+        &self,
+        threads: usize,
+        checker: &Checker,
+        oracle: &dyn Oracle,
+        config: &SnapConfig,
+        resumed: &[Assignment],
+        observer: &mut dyn Observer,
+        interrupt: &AtomicBool,
+    ) -> Result<Report, SampleError> {
+        let (hub, mut lines) = local::links(1);
+        let line = lines.pop().expect("one link");
+        std::thread::scope(|scope| {
+            scope.spawn(move || local::run_rank(line, threads, checker, oracle, interrupt));
+            let endpoint = WorldHub {
+                world: &self.world,
+                own: hub,
+            };
+            let fingerprint = checker.cnf().fingerprint();
+            let mut coordinator =
+                Coordinator::connect(endpoint, fingerprint, config.time_limit, interrupt)?;
+            sampler::sample_with(
+                &mut coordinator,
+                checker,
+                config,
+                resumed,
+                observer,
+                interrupt,
+            )
+        })
+    }
+
+    /// Ranks 1..: does the coordinator's batches until it lets this rank go.
+    pub fn serve(
+        &self,
+        checker: &Checker,
+        oracle: &dyn Oracle,
+        interrupt: &AtomicBool,
+    ) -> Result<(), TransportError> {
+        let mut endpoint = WorldLine { world: &self.world };
+        serve(&mut endpoint, checker, oracle, interrupt, self.rank())
+    }
+}
+
+/// Rank 0's endpoint: peer 0 is its in-process rank, peer r > 0 is MPI rank r.
+struct WorldHub<'a> {
+    world: &'a SimpleCommunicator,
+    own: Hub,
+}
+
+impl Endpoint for WorldHub<'_> {
+    fn peers(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if to == 0 {
+            self.own.send(0, bytes)
+        } else {
+            self.world.process_at_rank(to as i32).send(&bytes[..]);
+            Ok(())
+        }
+    }
+
+    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
+        loop {
+            if let Some(probed) = self.world.any_process().immediate_matched_probe() {
+                let (bytes, status) = probed.matched_receive_vec::<u8>();
+                return Ok((status.source_rank() as usize, bytes));
+            }
+            if let Some(message) = self.own.receive_within(POLL)? {
+                return Ok(message);
+            }
+        }
+    }
+}
+
+/// A rank's endpoint to rank 0.
+struct WorldLine<'a> {
+    world: &'a SimpleCommunicator,
+}
+
+impl Endpoint for WorldLine<'_> {
+    fn peers(&self) -> usize {
+        1
+    }
+
+    fn send(&mut self, _to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.world.process_at_rank(0).send(&bytes[..]);
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
+        let coordinator = self.world.process_at_rank(0);
+        loop {
+            if let Some(probed) = coordinator.immediate_matched_probe() {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                return Ok((0, bytes));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The messages between the coordinator and its ranks, and their bincode encoding.
+//!
+//! A run is: `Start` → `Ready` from every rank; per round `Centroids` (when they change) and
+//! any number of `Tasks` → `Results`; at the end `Finish` → `Finished` with the rank's
+//! serialized latency histograms. A rank that cannot go on sends `Failed`.
+
+use super::TransportError;
+use crate::assignment::Assignment;
+use crate::sampler::work::{Task, Verdict};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToRank {
+    /// The formula's fingerprint (ranks read the file themselves) and the time left.
+    Start {
+        fingerprint: u64,
+        seconds_left: f64,
+    },
+    /// The centroids `Task::Check` refers to from now on.
+    Centroids(Vec<Assignment>),
+    Tasks {
+        batch: u64,
+        tasks: Vec<Task>,
+    },
+    Finish,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToCoordinator {
+    Ready {
+        threads: usize,
+    },
+    /// One verdict per task of `batch`, in order, and the rank's time on it.
+    Results {
+        batch: u64,
+        verdicts: Vec<Verdict>,
+        busy_nanos: u64,
+    },
+    Finished {
+        tasks: u64,
+        busy_nanos: u64,
+        /// [`crate::metrics::Metrics::to_bytes`].
+        histograms: Vec<Vec<u8>>,
+    },
+    Failed(String),
+}
+
+impl ToCoordinator {
+    /// The message's name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToCoordinator::Ready { .. } => "ready",
+            ToCoordinator::Results { .. } => "results",
+            ToCoordinator::Finished { .. } => "finished",
+            ToCoordinator::Failed(_) => "failed",
+        }
+    }
+}
+
+pub fn encode(message: &impl Serialize) -> Vec<u8> {
+    bincode::serde::encode_to_vec(message, bincode::config::standard())
+        .expect("protocol messages always encode")
+}
+
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, TransportError> {
+    match bincode::serde::decode_from_slice(bytes, bincode::config::standard()) {
+        Ok((message, used)) if used == bytes.len() => Ok(message),
+        Ok((_, used)) => Err(TransportError::Malformed(format!(
+            "{} bytes after the message",
+            bytes.len() - used
+        ))),
+        Err(e) => Err(TransportError::Malformed(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::repair::{Completed, Failure, Route};
+
+    #[test]
+    fn messages_survive_encoding() {
+        let test = Assignment::from_bit_string("1011001110001").unwrap();
+        let message = ToCoordinator::Results {
+            batch: 7,
+            verdicts: vec![
+                Verdict::Valid(test.clone()),
+                Verdict::Completed(Completed {
+                    test: test.clone(),
+                    route: Route::Solver,
+                    solver_calls: 2,
+                    kept: 3,
+                    fresh: false,
+                }),
+                Verdict::Failed(Failure::Unknown("time".into())),
+                Verdict::Skipped,
+            ],
+            busy_nanos: 12_345,
+        };
+        let bytes = encode(&message);
+        let ToCoordinator::Results {
+            batch, verdicts, ..
+        } = decode(&bytes).unwrap()
+        else {
+            panic!("wrong message kind");
+        };
+        assert_eq!(batch, 7);
+        assert!(matches!(&verdicts[0], Verdict::Valid(t) if *t == test));
+        assert!(matches!(&verdicts[1], Verdict::Completed(c) if c.test == test && c.kept == 3));
+        assert!(matches!(&verdicts[2], Verdict::Failed(Failure::Unknown(w)) if w == "time"));
+        assert!(matches!(verdicts[3], Verdict::Skipped));
+    }
+
+    #[test]
+    fn truncated_and_padded_messages_are_rejected() {
+        let bytes = encode(&ToRank::Tasks {
+            batch: 1,
+            tasks: vec![Task::Solve { seed: 99 }],
+        });
+        assert!(decode::<ToRank>(&bytes[..bytes.len() - 1]).is_err());
+        let mut padded = bytes.clone();
+        padded.push(0);
+        assert!(decode::<ToRank>(&padded).is_err());
+        assert!(decode::<ToRank>(&bytes).is_ok());
+    }
+}
