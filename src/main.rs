@@ -196,6 +196,7 @@ fn main() -> ExitCode {
             eprintln!("snapsat: error: {err:#}");
             let bad_input = err.chain().any(|e| {
                 e.downcast_ref::<dimacs::ReadError>().is_some()
+                    || e.downcast_ref::<UnfitInput>().is_some()
                     || e.downcast_ref::<snapsat::report::TestParseError>()
                         .is_some()
             });
@@ -361,6 +362,11 @@ impl Launch {
     }
 }
 
+/// Input that reads well but does not fit (exit status 2, like a malformed file).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UnfitInput(String);
+
 /// Tests of an earlier suite, each checked against every clause.
 fn resumed_tests(path: &Path, checker: &Checker) -> Result<Vec<Assignment>> {
     let tests = open_tests(path, checker.cnf().num_vars())?;
@@ -369,12 +375,13 @@ fn resumed_tests(path: &Path, checker: &Checker) -> Result<Vec<Assignment>> {
         .enumerate()
         .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
     {
-        anyhow::bail!(
+        return Err(UnfitInput(format!(
             "{}: test {} falsifies clause {}: it is not a suite of this formula",
             path.display(),
             i + 1,
             clause + 1
-        );
+        ))
+        .into());
     }
     Ok(tests)
 }

@@ -323,3 +323,145 @@ fn quicksampler_baseline_writes_only_verified_tests_and_reports_credibility() {
     assert!(credibility > 0.0 && credibility <= 100.0);
     assert!(stats["valid_candidates"].as_u64().unwrap() as usize >= n);
 }
+
+#[test]
+fn in_process_ranks_give_the_same_suite_as_one_process() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sample", mid.to_str().unwrap(), "-s", "5", "-j", "1", "-q"];
+        args.extend_from_slice(extra);
+        let o = snapsat(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let alone = run(&[]);
+    let spread = run(&["--ranks", "3", "--stats", stats.to_str().unwrap()]);
+    assert!(!alone.is_empty());
+    assert_eq!(alone, spread);
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(stats["launch"], "in-process-ranks");
+    let ranks = stats["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    let tasks: u64 = ranks.iter().map(|r| r["tasks"].as_u64().unwrap()).sum();
+    assert_eq!(tasks, 100 + stats["candidates"].as_u64().unwrap());
+    for phase in ["initial_solve", "repair", "round_trip", "ncd"] {
+        let q = &stats["latency"][phase];
+        assert!(q["count"].as_u64().unwrap() > 0, "{phase}");
+        assert!(q["p50_us"].as_f64().unwrap() <= q["p99_us"].as_f64().unwrap());
+    }
+    assert!(
+        stats["throughput"]["candidates_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn interrupted_multi_rank_run_resumes_into_the_same_file() {
+    let Some(f) = case_study("s820a_7_4.cnf") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tests.txt");
+    let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(["sample", f.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["-x", "0", "--stop-metric", "information", "-t", "120"])
+        .args(["--ranks", "2", "-j", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 300 {
+        assert!(start.elapsed().as_secs() < 60, "no tests within a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
+    let kept = std::fs::read_to_string(&out).unwrap().lines().count();
+
+    let stats = dir.path().join("stats.json");
+    let resumed = snapsat(&[
+        "sample",
+        f.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+        "--ranks",
+        "2",
+        "-j",
+        "1",
+        "--max-rounds",
+        "1",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(stats["resumed"].as_u64().unwrap() as usize, kept);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > kept, "no test added to {kept}");
+    assert_eq!(
+        stats["distinct_tests"].as_u64().unwrap() as usize,
+        lines.len()
+    );
+    let distinct: std::collections::HashSet<_> = lines.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        lines.len(),
+        "the resumed run repeated tests"
+    );
+    let check = snapsat(&["verify", f.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
+#[test]
+fn resume_rejects_a_suite_of_another_formula() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("f.cnf");
+    std::fs::write(&cnf, "p cnf 2 1\n1 2 0\n").unwrap();
+    let suite = dir.path().join("suite.txt");
+    std::fs::write(&suite, "1 2 0\n-1 -2 0\n").unwrap();
+    let o = snapsat(&[
+        "sample",
+        cnf.to_str().unwrap(),
+        "--resume",
+        suite.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("test 2 falsifies clause 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&suite).unwrap(), "1 2 0\n-1 -2 0\n");
+}
+
+#[test]
+fn a_build_without_mpi_refuses_to_run_under_mpirun() {
+    if cfg!(feature = "mpi") {
+        return;
+    }
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let o = Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(["sample", mid.to_str().unwrap(), "-q"])
+        .env("OMPI_COMM_WORLD_SIZE", "4")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(o.stdout.is_empty(), "a copy ran on its own");
+    assert!(stderr(&o).contains("--features mpi"), "{}", stderr(&o));
+}
