@@ -126,8 +126,12 @@ impl Endpoint for WorldHub<'_> {
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 return Ok((status.source_rank() as usize, bytes));
             }
-            if let Some(message) = self.own.receive_within(POLL)? {
-                return Ok(message);
+            match self.own.receive_within(POLL) {
+                Ok(Some(message)) => return Ok(message),
+                Ok(None) => {}
+                // Rank 0's own worker has finished; the other ranks may still report.
+                Err(TransportError::Disconnected) => std::thread::sleep(POLL),
+                Err(e) => return Err(e),
             }
         }
     }
