@@ -2,9 +2,11 @@
 //!
 //! Every process reads the formula itself. Rank 0 runs the coordinator on its main thread and
 //! its own rank's work on a second thread, linked in-process; ranks 1.. serve over MPI. Only
-//! the main thread of each process calls MPI (`MPI_THREAD_FUNNELED`). Waiting is a probe every
-//! [`POLL`], not MPI's busy wait, so that oversubscribed ranks leave their cores to the ranks
-//! that work.
+//! the main thread of each process calls MPI (`MPI_THREAD_FUNNELED`). Nobody busy-waits as MPI
+//! would: the coordinator probes every [`COORDINATOR_POLL`], so that a rank returning a batch
+//! gets the next one at once; a rank sleeps between probes for a time that doubles from
+//! [`POLL_MIN`] to [`POLL_MAX`] while nothing comes, so that ranks waiting out the
+//! coordinator's NCD leave the cores to those that work.
 
 use super::local::{self, Hub};
 use super::{serve, Coordinator, Endpoint, TransportError};
@@ -19,8 +21,27 @@ use mpi::Threading;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// How long a waiting process sleeps between probes for a message.
-const POLL: Duration = Duration::from_micros(100);
+/// The coordinator's wait between probes of MPI (rank 0's own worker wakes it at once).
+const COORDINATOR_POLL: Duration = Duration::from_micros(50);
+/// First and longest sleep of a rank between probes for a message.
+const POLL_MIN: Duration = Duration::from_micros(20);
+const POLL_MAX: Duration = Duration::from_millis(2);
+
+/// Sleeps between probes, doubling while nothing arrives.
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff(POLL_MIN)
+    }
+
+    /// The next wait.
+    fn next(&mut self) -> Duration {
+        let wait = self.0;
+        self.0 = (self.0 * 2).min(POLL_MAX);
+        wait
+    }
+}
 
 /// True when this process was started by an MPI launcher (OpenMPI, MPICH/Hydra, Slurm's PMI).
 pub fn launched_by_mpi() -> bool {
@@ -126,11 +147,11 @@ impl Endpoint for WorldHub<'_> {
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 return Ok((status.source_rank() as usize, bytes));
             }
-            match self.own.receive_within(POLL) {
+            match self.own.receive_within(COORDINATOR_POLL) {
                 Ok(Some(message)) => return Ok(message),
                 Ok(None) => {}
                 // Rank 0's own worker has finished; the other ranks may still report.
-                Err(TransportError::Disconnected) => std::thread::sleep(POLL),
+                Err(TransportError::Disconnected) => std::thread::sleep(COORDINATOR_POLL),
                 Err(e) => return Err(e),
             }
         }
@@ -154,12 +175,13 @@ impl Endpoint for WorldLine<'_> {
 
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
         let coordinator = self.world.process_at_rank(0);
+        let mut backoff = Backoff::new();
         loop {
             if let Some(probed) = coordinator.immediate_matched_probe() {
                 let (bytes, _) = probed.matched_receive_vec::<u8>();
                 return Ok((0, bytes));
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(backoff.next());
         }
     }
 }
