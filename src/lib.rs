@@ -16,4 +16,5 @@ pub mod propagate;
 pub mod quicksampler;
 pub mod report;
 pub mod sampler;
+pub mod tcg;
 pub mod verify;

@@ -61,6 +61,37 @@ enum Command {
     /// formula's `c ind`) of its first tests at given sizes, and the Shannon entropy of each
     /// test (Fig. 9 of the paper).
     Measure(MeasureArgs),
+    /// Guided test-case generation for one method of a small integer program, under the
+    /// all-local-paths criterion (loop-k): sliced traces, test cases with their traces and
+    /// path constraints, coverage, and the count of a non-guided generator beside it.
+    Tcg(TcgArgs),
+}
+
+#[derive(Args)]
+struct TcgArgs {
+    /// Program in snapsat's small Java-like language (see examples/tcg/).
+    program: PathBuf,
+    /// The method under test.
+    #[arg(short, long)]
+    method: String,
+    /// Most iterations of each loop, and recursive calls of each method, on a path.
+    #[arg(short = 'k', long, default_value_t = 2)]
+    loop_k: usize,
+    #[arg(long, value_enum, default_value_t = snapsat::tcg::Criterion::AllLocalPaths)]
+    criterion: snapsat::tcg::Criterion,
+    /// Bits of an int: 32 is Java's; smaller widths solve faster.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(2..=64))]
+    width: u32,
+    /// Most traces, or paths, either generator considers.
+    #[arg(long, default_value_t = 100_000)]
+    limit: usize,
+    /// Write the report as JSON to standard output instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Write the guided tests' path constraints as one CNF (a selector variable a path,
+    /// `c ind` over the input bits) for `snapsat sample`.
+    #[arg(long, value_name = "FILE")]
+    emit_cnf: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -189,6 +220,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify(args),
         Command::Ncd(args) => ncd(args),
         Command::Measure(args) => measure(args),
+        Command::Tcg(args) => tcg(args),
     };
     match result {
         Ok(code) => code,
@@ -670,6 +702,137 @@ fn millis(us: f64) -> String {
     } else {
         format!("{us:.0} µs")
     }
+}
+
+fn tcg(args: TcgArgs) -> Result<ExitCode> {
+    use snapsat::tcg;
+    let source = std::fs::read_to_string(&args.program)
+        .with_context(|| format!("cannot read {}", args.program.display()))?;
+    let place = |e: tcg::lang::SyntaxError| UnfitInput(format!("{}: {e}", args.program.display()));
+    let program = tcg::lang::parse(&source).map_err(place)?;
+    let rules = tcg::rules::translate(&program).map_err(place)?;
+    if rules.method_block(&args.method).is_none() {
+        let known: Vec<&str> = program.methods.iter().map(|m| m.name.as_str()).collect();
+        return Err(UnfitInput(format!(
+            "{}: no method `{}`; the program has {}",
+            args.program.display(),
+            args.method,
+            known.join(", ")
+        ))
+        .into());
+    }
+    let config = tcg::TcgConfig {
+        method: args.method.clone(),
+        loop_k: args.loop_k,
+        criterion: args.criterion,
+        width: args.width,
+        limit: args.limit,
+    };
+    let report = tcg::run(&rules, &config, &Splr)?;
+    if let Some(path) = &args.emit_cnf {
+        std::fs::write(
+            path,
+            tcg::emit_cnf(&report.terms, &report.guided.test_cases),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", tcg_text(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The TCG report as text.
+fn tcg_text(r: &snapsat::tcg::TcgReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let criterion = match r.criterion {
+        snapsat::tcg::Criterion::AllLocalPaths => "all-local-paths",
+        snapsat::tcg::Criterion::AllPaths => "all-paths",
+    };
+    let _ = writeln!(
+        out,
+        "method {}: {criterion}, loop-{}, {}-bit ints",
+        r.method, r.loop_k, r.width
+    );
+    let _ = writeln!(
+        out,
+        "\nrules of {} (block(rule) :- [guards] calls [blocks]):",
+        r.method
+    );
+    for rule in &r.rules {
+        let _ = writeln!(out, "  {rule}");
+    }
+    let sliced = if r.criterion == snapsat::tcg::Criterion::AllLocalPaths {
+        "sliced "
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "\n{sliced}traces ({}):", r.traces.len());
+    for (i, t) in r.traces.iter().enumerate() {
+        let mark = if r.infeasible_traces.contains(t) {
+            "  (infeasible)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  {:>3}. {t}{mark}", i + 1);
+    }
+    let cases = |out: &mut String, title: &str, g: &snapsat::tcg::Generation| {
+        let _ = writeln!(
+            out,
+            "\n{title}: {} test cases{}",
+            g.test_cases.len(),
+            if g.truncated { " (limit reached)" } else { "" }
+        );
+        for (i, t) in g.test_cases.iter().enumerate() {
+            let inputs: Vec<String> = t.inputs.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let outcome = match (&t.result, &t.exception) {
+                (Some(v), _) => format!("returns {v}"),
+                (_, Some(e)) => format!("throws {e}"),
+                _ => String::new(),
+            };
+            let _ = writeln!(out, "  #{:<3} {} → {outcome}", i + 1, inputs.join(" "));
+            let _ = writeln!(out, "       trace: {}", t.trace);
+            let _ = writeln!(
+                out,
+                "       path:  {}",
+                if t.path_constraints.is_empty() {
+                    "true".into()
+                } else {
+                    t.path_constraints.join(" ∧ ")
+                }
+            );
+        }
+        let c = &g.coverage;
+        let _ = writeln!(
+            out,
+            "  coverage of {}: {} local paths; branches (rules) {}/{} ({:.0}%); code (blocks) {}/{} ({:.0}%); {} solver calls",
+            r.method,
+            c.local_paths,
+            c.rules_covered,
+            c.rules,
+            100.0 * c.rules_covered as f64 / c.rules.max(1) as f64,
+            c.blocks_covered,
+            c.blocks,
+            100.0 * c.blocks_covered as f64 / c.blocks.max(1) as f64,
+            g.solver_calls
+        );
+    };
+    cases(&mut out, "guided TCG", &r.guided);
+    cases(
+        &mut out,
+        &format!("non-guided TCG (loop-{})", r.loop_k),
+        &r.non_guided,
+    );
+    let _ = writeln!(
+        out,
+        "\nguided vs non-guided: {} vs {} test cases",
+        r.guided.test_cases.len(),
+        r.non_guided.test_cases.len()
+    );
+    out
 }
 
 fn open_tests(path: &Path, num_vars: usize) -> Result<Vec<Assignment>> {

@@ -1,0 +1,687 @@
+//! The input language of `snapsat tcg`: small Java-like integer programs.
+//!
+//! ```text
+//! program  := method*
+//! method   := "int" NAME "(" [param ("," param)*] ")" block
+//! param    := "int" NAME | "int" "[" NUMBER "]" NAME        (arrays have a fixed length)
+//! block    := "{" stmt* "}"
+//! stmt     := "int" NAME ["=" expr] ";" | lvalue "=" expr ";" | expr ";"
+//!           | "if" "(" expr ")" body ["else" body] | "while" "(" expr ")" body
+//!           | "return" expr ";" | "try" block "catch" block | block
+//! body     := stmt
+//! lvalue   := NAME | NAME "[" expr "]"
+//! expr     := the usual precedence: || && (== !=) (< <= > >=) (+ -) (* / %) unary(- !) primary
+//! primary  := NUMBER | NAME | NAME "(" args ")" | NAME "[" expr "]" | NAME ".length" | "(" expr ")"
+//! ```
+//! `catch` catches the run-time exceptions: division or remainder by zero, and an array index
+//! out of bounds. Comments are `//` to the end of the line and `/* … */`.
+
+use std::fmt;
+
+/// A place in the source, counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+/// A program error with its place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pos}: {message}")]
+pub struct SyntaxError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+fn error<T>(pos: Pos, message: impl Into<String>) -> Result<T, SyntaxError> {
+    Err(SyntaxError {
+        pos,
+        message: message.into(),
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub methods: Vec<Method>,
+}
+
+impl Program {
+    pub fn method(&self, name: &str) -> Option<&Method> {
+        self.methods.iter().find(|m| m.name == name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Method {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// `Some(n)`: an array of `n` ints.
+    pub array: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stmt {
+    Local(String, Option<Expr>, Pos),
+    Assign(String, Option<Expr>, Expr, Pos),
+    Expr(Expr, Pos),
+    If(Expr, Vec<Stmt>, Vec<Stmt>, Pos),
+    While(Expr, Vec<Stmt>, Pos),
+    Return(Expr, Pos),
+    Try(Vec<Stmt>, Vec<Stmt>, Pos),
+    /// A nested `{ … }`; locals are method-wide, so it only groups.
+    Block(Vec<Stmt>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+
+    /// True for operators whose value is a truth value.
+    pub fn is_boolean(self) -> bool {
+        !matches!(
+            self,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    Int(i64, Pos),
+    Var(String, Pos),
+    Index(String, Box<Expr>, Pos),
+    Length(String, Pos),
+    Neg(Box<Expr>, Pos),
+    Not(Box<Expr>, Pos),
+    Binary(BinOp, Box<Expr>, Box<Expr>, Pos),
+    Call(String, Vec<Expr>, Pos),
+}
+
+impl Expr {
+    pub fn pos(&self) -> Pos {
+        match self {
+            Expr::Int(_, p)
+            | Expr::Var(_, p)
+            | Expr::Index(_, _, p)
+            | Expr::Length(_, p)
+            | Expr::Neg(_, p)
+            | Expr::Not(_, p)
+            | Expr::Binary(_, _, _, p)
+            | Expr::Call(_, _, p) => *p,
+        }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Int(v, _) => write!(f, "{v}"),
+            Expr::Var(n, _) => write!(f, "{n}"),
+            Expr::Index(n, i, _) => write!(f, "{n}[{i}]"),
+            Expr::Length(n, _) => write!(f, "{n}.length"),
+            Expr::Neg(e, _) => write!(f, "-{e}"),
+            Expr::Not(e, _) => write!(f, "!{e}"),
+            Expr::Binary(op, a, b, _) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Call(n, args, _) => {
+                write!(f, "{n}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Number(i64),
+    Name(String),
+    /// Punctuation and operators, and the keywords.
+    Symbol(&'static str),
+    End,
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Token::Number(n) => write!(f, "number {n}"),
+            Token::Name(n) => write!(f, "name `{n}`"),
+            Token::Symbol(s) => write!(f, "`{s}`"),
+            Token::End => write!(f, "end of input"),
+        }
+    }
+}
+
+const KEYWORDS: [&str; 7] = ["int", "if", "else", "while", "return", "try", "catch"];
+const SYMBOLS: [&str; 24] = [
+    "&&", "||", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "!", "=", "(", ")", "{",
+    "}", "[", "]", ";", ",", ".",
+];
+
+fn lex(source: &str) -> Result<Vec<(Token, Pos)>, SyntaxError> {
+    let mut tokens = Vec::new();
+    let bytes = source.as_bytes();
+    let (mut i, mut line, mut line_start) = (0, 1, 0);
+    while i < bytes.len() {
+        let pos = Pos {
+            line,
+            column: i - line_start + 1,
+        };
+        let c = bytes[i];
+        if c == b'\n' {
+            i += 1;
+            line += 1;
+            line_start = i;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+        } else if source[i..].starts_with("//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if source[i..].starts_with("/*") {
+            let Some(end) = source[i + 2..].find("*/") else {
+                return error(pos, "comment not closed: expected `*/`");
+            };
+            for &b in &bytes[i..i + 2 + end + 2] {
+                if b == b'\n' {
+                    line += 1;
+                }
+            }
+            let stop = i + 2 + end + 2;
+            if let Some(nl) = source[i..stop].rfind('\n') {
+                line_start = i + nl + 1;
+            }
+            i = stop;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            match source[start..i].parse::<i64>() {
+                Ok(n) if n <= u32::MAX as i64 => tokens.push((Token::Number(n), pos)),
+                _ => return error(pos, "number too large: at most 32 bits"),
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &source[start..i];
+            let token = match KEYWORDS.iter().find(|&&k| k == word) {
+                Some(k) => Token::Symbol(k),
+                None => Token::Name(word.to_string()),
+            };
+            tokens.push((token, pos));
+        } else if let Some(s) = SYMBOLS.iter().find(|s| source[i..].starts_with(**s)) {
+            tokens.push((Token::Symbol(s), pos));
+            i += s.len();
+        } else {
+            let ch = source[i..].chars().next().unwrap_or('?');
+            return error(pos, format!("unexpected character `{ch}`"));
+        }
+    }
+    let end = Pos {
+        line,
+        column: bytes.len() - line_start + 1,
+    };
+    tokens.push((Token::End, end));
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<(Token, Pos)>,
+    at: usize,
+}
+
+/// Parses a program; errors name line, column and what was expected.
+pub fn parse(source: &str) -> Result<Program, SyntaxError> {
+    let mut p = Parser {
+        tokens: lex(source)?,
+        at: 0,
+    };
+    let mut methods: Vec<Method> = Vec::new();
+    while p.peek() != &Token::End {
+        let method = p.method()?;
+        if methods.iter().any(|m| m.name == method.name) {
+            return error(
+                method.pos,
+                format!("method `{}` defined twice", method.name),
+            );
+        }
+        methods.push(method);
+    }
+    Ok(Program { methods })
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        &self.tokens[self.at].0
+    }
+
+    fn pos(&self) -> Pos {
+        self.tokens[self.at].1
+    }
+
+    fn next(&mut self) -> (Token, Pos) {
+        let t = self.tokens[self.at].clone();
+        if self.at + 1 < self.tokens.len() {
+            self.at += 1;
+        }
+        t
+    }
+
+    fn is(&self, symbol: &str) -> bool {
+        matches!(self.peek(), Token::Symbol(s) if *s == symbol)
+    }
+
+    fn eat(&mut self, symbol: &str) -> bool {
+        let found = self.is(symbol);
+        if found {
+            self.next();
+        }
+        found
+    }
+
+    fn expect(&mut self, symbol: &str) -> Result<Pos, SyntaxError> {
+        if self.is(symbol) {
+            Ok(self.next().1)
+        } else {
+            error(
+                self.pos(),
+                format!("expected `{symbol}`, found {}", self.peek()),
+            )
+        }
+    }
+
+    fn name(&mut self, what: &str) -> Result<(String, Pos), SyntaxError> {
+        match self.next() {
+            (Token::Name(n), pos) => Ok((n, pos)),
+            (other, pos) => error(pos, format!("expected {what}, found {other}")),
+        }
+    }
+
+    fn method(&mut self) -> Result<Method, SyntaxError> {
+        let pos = self.expect("int")?;
+        let (name, _) = self.name("a method name")?;
+        self.expect("(")?;
+        let mut params = Vec::new();
+        if !self.is(")") {
+            loop {
+                self.expect("int")?;
+                let array = if self.eat("[") {
+                    let length = match self.next() {
+                        (Token::Number(n), _) if (1..=64).contains(&n) => n as usize,
+                        (other, pos) => {
+                            return error(
+                                pos,
+                                format!("expected an array length 1-64, found {other}"),
+                            )
+                        }
+                    };
+                    self.expect("]")?;
+                    Some(length)
+                } else {
+                    None
+                };
+                let (pname, ppos) = self.name("a parameter name")?;
+                if params.iter().any(|p: &Param| p.name == pname) {
+                    return error(ppos, format!("parameter `{pname}` declared twice"));
+                }
+                params.push(Param { name: pname, array });
+                if !self.eat(",") {
+                    break;
+                }
+            }
+        }
+        self.expect(")")?;
+        let body = self.block()?;
+        Ok(Method {
+            name,
+            params,
+            body,
+            pos,
+        })
+    }
+
+    fn block(&mut self) -> Result<Vec<Stmt>, SyntaxError> {
+        self.expect("{")?;
+        let mut stmts = Vec::new();
+        while !self.eat("}") {
+            if self.peek() == &Token::End {
+                return error(self.pos(), "expected `}`, found end of input");
+            }
+            stmts.push(self.stmt()?);
+        }
+        Ok(stmts)
+    }
+
+    /// A statement used as a branch or loop body: a block or a single statement.
+    fn body(&mut self) -> Result<Vec<Stmt>, SyntaxError> {
+        if self.is("{") {
+            self.block()
+        } else {
+            Ok(vec![self.stmt()?])
+        }
+    }
+
+    fn stmt(&mut self) -> Result<Stmt, SyntaxError> {
+        let pos = self.pos();
+        if self.eat("int") {
+            let (name, _) = self.name("a variable name")?;
+            let init = if self.eat("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            self.expect(";")?;
+            return Ok(Stmt::Local(name, init, pos));
+        }
+        if self.eat("if") {
+            self.expect("(")?;
+            let cond = self.expr()?;
+            self.expect(")")?;
+            let then = self.body()?;
+            let otherwise = if self.eat("else") {
+                self.body()?
+            } else {
+                Vec::new()
+            };
+            return Ok(Stmt::If(cond, then, otherwise, pos));
+        }
+        if self.eat("while") {
+            self.expect("(")?;
+            let cond = self.expr()?;
+            self.expect(")")?;
+            return Ok(Stmt::While(cond, self.body()?, pos));
+        }
+        if self.eat("return") {
+            let value = self.expr()?;
+            self.expect(";")?;
+            return Ok(Stmt::Return(value, pos));
+        }
+        if self.eat("try") {
+            let body = self.block()?;
+            self.expect("catch")?;
+            return Ok(Stmt::Try(body, self.block()?, pos));
+        }
+        if self.is("{") {
+            return Ok(Stmt::Block(self.block()?));
+        }
+        if let (Token::Name(name), Token::Symbol(s)) =
+            (self.peek().clone(), &self.tokens[self.at + 1].0)
+        {
+            if *s == "=" || *s == "[" && self.assignment_to_index() {
+                self.next();
+                let index = if self.eat("[") {
+                    let i = self.expr()?;
+                    self.expect("]")?;
+                    Some(i)
+                } else {
+                    None
+                };
+                self.expect("=")?;
+                let value = self.expr()?;
+                self.expect(";")?;
+                return Ok(Stmt::Assign(name, index, value, pos));
+            }
+        }
+        let e = self.expr()?;
+        if !matches!(e, Expr::Call(..)) {
+            return error(
+                pos,
+                "expected a statement; an expression alone must be a call",
+            );
+        }
+        self.expect(";")?;
+        Ok(Stmt::Expr(e, pos))
+    }
+
+    /// After `NAME [`: true when the matching `]` is followed by `=` (an element assignment).
+    fn assignment_to_index(&self) -> bool {
+        let mut depth = 0;
+        for (t, _) in &self.tokens[self.at + 1..] {
+            match t {
+                Token::Symbol("[") => depth += 1,
+                Token::Symbol("]") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        continue;
+                    }
+                }
+                Token::Symbol("=") if depth == 0 => return true,
+                Token::End => return false,
+                _ if depth == 0 => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn expr(&mut self) -> Result<Expr, SyntaxError> {
+        self.binary(0)
+    }
+
+    fn binary(&mut self, level: usize) -> Result<Expr, SyntaxError> {
+        const LEVELS: [&[(&str, BinOp)]; 6] = [
+            &[("||", BinOp::Or)],
+            &[("&&", BinOp::And)],
+            &[("==", BinOp::Eq), ("!=", BinOp::Ne)],
+            &[
+                ("<=", BinOp::Le),
+                (">=", BinOp::Ge),
+                ("<", BinOp::Lt),
+                (">", BinOp::Gt),
+            ],
+            &[("+", BinOp::Add), ("-", BinOp::Sub)],
+            &[("*", BinOp::Mul), ("/", BinOp::Div), ("%", BinOp::Rem)],
+        ];
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        let mut left = self.binary(level + 1)?;
+        'more: loop {
+            for &(symbol, op) in LEVELS[level] {
+                if self.is(symbol) {
+                    let pos = self.next().1;
+                    let right = self.binary(level + 1)?;
+                    left = Expr::Binary(op, Box::new(left), Box::new(right), pos);
+                    continue 'more;
+                }
+            }
+            return Ok(left);
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, SyntaxError> {
+        let pos = self.pos();
+        if self.eat("-") {
+            return Ok(match self.unary()? {
+                Expr::Int(v, _) => Expr::Int(-v, pos),
+                e => Expr::Neg(Box::new(e), pos),
+            });
+        }
+        if self.eat("!") {
+            return Ok(Expr::Not(Box::new(self.unary()?), pos));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Expr, SyntaxError> {
+        match self.next() {
+            (Token::Number(n), pos) => Ok(Expr::Int(n, pos)),
+            (Token::Symbol("("), _) => {
+                let e = self.expr()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            (Token::Name(name), pos) => {
+                if self.eat("(") {
+                    let mut args = Vec::new();
+                    if !self.is(")") {
+                        loop {
+                            args.push(self.expr()?);
+                            if !self.eat(",") {
+                                break;
+                            }
+                        }
+                    }
+                    self.expect(")")?;
+                    Ok(Expr::Call(name, args, pos))
+                } else if self.eat("[") {
+                    let index = self.expr()?;
+                    self.expect("]")?;
+                    Ok(Expr::Index(name, Box::new(index), pos))
+                } else if self.eat(".") {
+                    match self.next() {
+                        (Token::Name(n), _) if n == "length" => Ok(Expr::Length(name, pos)),
+                        (other, p) => error(p, format!("expected `length`, found {other}")),
+                    }
+                } else {
+                    Ok(Expr::Var(name, pos))
+                }
+            }
+            (other, pos) => error(pos, format!("expected an expression, found {other}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_the_seed_examples() {
+        let p = parse(super::super::examples::LCM).unwrap();
+        let names: Vec<&str> = p.methods.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["lcm", "gcd", "abs"]);
+        assert!(matches!(p.methods[0].body[2], Stmt::Try(..)));
+        assert!(matches!(p.methods[1].body[0], Stmt::While(..)));
+    }
+
+    #[test]
+    fn precedence_is_the_usual_one() {
+        let p = parse("int f(int a, int b) { return a + b * 2 < 7 && !(a == b) || a % 3 != 0; }")
+            .unwrap();
+        let Stmt::Return(e, _) = &p.methods[0].body[0] else {
+            panic!()
+        };
+        assert_eq!(
+            e.to_string(),
+            "((((a + (b * 2)) < 7) && !(a == b)) || ((a % 3) != 0))"
+        );
+    }
+
+    #[test]
+    fn errors_name_line_column_and_what_was_expected() {
+        let cases = [
+            (
+                "int f(int a) {\n  return a\n}",
+                3,
+                1,
+                "expected `;`, found `}`",
+            ),
+            (
+                "int f(int a) { a = ; }",
+                1,
+                20,
+                "expected an expression, found `;`",
+            ),
+            (
+                "int f(int a) {\n  int x = a # 2;\n}",
+                2,
+                13,
+                "unexpected character `#`",
+            ),
+            (
+                "int f(int a) { return a; }\nint f() { return 1; }",
+                2,
+                1,
+                "defined twice",
+            ),
+            ("int f(int[0] a) { return 1; }", 1, 11, "array length"),
+            ("int f() { return 1; /* open", 1, 21, "comment not closed"),
+            ("int f() { a + 1; }", 1, 11, "must be a call"),
+            (
+                "int f() { return 1;",
+                1,
+                20,
+                "expected `}`, found end of input",
+            ),
+        ];
+        for (source, line, column, message) in cases {
+            let e = parse(source).unwrap_err();
+            assert_eq!((e.pos.line, e.pos.column), (line, column), "{source}: {e}");
+            assert!(e.message.contains(message), "{source}: {e}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "[ -~\n]{0,200}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn printed_expressions_parse_back_to_themselves(
+            a in -50i64..50, b in 1i64..50, op in 0usize..5
+        ) {
+            let ops = ["+", "-", "*", "/", "%"];
+            let source = format!("int f(int x) {{ return (x {} {a}) {} {b}; }}", ops[op], ops[(op + 1) % 5]);
+            let first = parse(&source).unwrap();
+            let Stmt::Return(e, _) = &first.methods[0].body[0] else { panic!() };
+            let again = parse(&format!("int f(int x) {{ return {e}; }}")).unwrap();
+            let Stmt::Return(e2, _) = &again.methods[0].body[0] else { panic!() };
+            prop_assert_eq!(e.to_string(), e2.to_string());
+        }
+    }
+}
