@@ -465,3 +465,83 @@ fn a_build_without_mpi_refuses_to_run_under_mpirun() {
     assert!(o.stdout.is_empty(), "a copy ran on its own");
     assert!(stderr(&o).contains("--features mpi"), "{}", stderr(&o));
 }
+
+fn tcg_example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/tcg")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn tcg_reports_the_papers_lcm_test_cases_as_json() {
+    let o = snapsat(&["tcg", &tcg_example("lcm.tcg"), "-m", "lcm", "-k", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["traces"].as_array().unwrap().len(), 6);
+    let tests = r["guided"]["test_cases"].as_array().unwrap();
+    assert_eq!(tests.len(), 3);
+    let caught = tests
+        .iter()
+        .filter(|t| t["result"] == -1 && t["inputs"] == serde_json::json!([["a", 0], ["b", 0]]))
+        .count();
+    assert_eq!(caught, 1, "a = b = 0 must divide by zero and return -1");
+    let cov = &r["guided"]["coverage"];
+    assert_eq!(cov["rules_covered"], cov["rules"]);
+    assert!(r["non_guided"]["test_cases"].as_array().unwrap().len() > 3);
+}
+
+#[test]
+fn tcg_text_report_shows_traces_tests_and_counts() {
+    let o = snapsat(&["tcg", &tcg_example("mid.tcg"), "--method", "mid"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("sliced traces (6)"), "{text}");
+    assert!(text.contains("guided TCG: 6 test cases"), "{text}");
+    assert!(text.contains("guided vs non-guided: 6 vs 6"), "{text}");
+    assert!(text.contains("branches (rules) 11/11 (100%)"), "{text}");
+}
+
+#[test]
+fn tcg_emitted_cnf_feeds_the_sampler() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("mid.cnf");
+    let tests = dir.path().join("tests.txt");
+    let o = snapsat(&[
+        "tcg",
+        &tcg_example("mid.tcg"),
+        "-m",
+        "mid",
+        "--width",
+        "8",
+        "--emit-cnf",
+        cnf.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&cnf).unwrap();
+    assert!(text.contains("c ind "), "no independent support");
+    let s = snapsat(&["sample", cnf.to_str().unwrap(), "-o", tests.to_str().unwrap(), "-q"]);
+    assert!(s.status.success(), "{}", stderr(&s));
+    let v = snapsat(&["verify", cnf.to_str().unwrap(), tests.to_str().unwrap()]);
+    assert!(v.status.success());
+    assert!(std::fs::read_to_string(&tests).unwrap().lines().count() > 6);
+}
+
+#[test]
+fn tcg_errors_name_the_place_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.tcg");
+    std::fs::write(&bad, "int f(int a) {\n  return a +;\n}\n").unwrap();
+    let o = snapsat(&["tcg", bad.to_str().unwrap(), "-m", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("line 2, column 13"), "{}", stderr(&o));
+    let o = snapsat(&["tcg", &tcg_example("lcm.tcg"), "-m", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lcm, gcd, abs"), "{}", stderr(&o));
+    std::fs::write(&bad, "int f(int a) { return g(a); }\n").unwrap();
+    let o = snapsat(&["tcg", bad.to_str().unwrap(), "-m", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown method `g`"), "{}", stderr(&o));
+}
