@@ -3,7 +3,9 @@
 //! Data flows one way: [`dimacs`] reads a [`formula::Cnf`]; the [`sampler`] draws
 //! [`assignment::Assignment`]s with the [`oracle`] and [`propagate`], checks each with
 //! [`verify`] before it leaves, and measures the suite with [`diversity`]; [`report`] writes
-//! tests and statistics.
+//! tests and statistics. [`distribute`] runs the sampler's tasks on ranks (threads or MPI
+//! processes); [`tcg`] is a second front end that generates unit tests for methods of small
+//! programs and can hand their path constraints to the sampler as CNF.
 
 pub mod assignment;
 pub mod dimacs;

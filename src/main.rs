@@ -452,7 +452,7 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
     #[cfg(feature = "mpi")]
     if let Launch::Mpi(job) = &launch {
         if job.rank() > 0 {
-            job.serve(&checker, &Splr, &interrupt)
+            job.serve(threads, &checker, &Splr, &interrupt)
                 .with_context(|| format!("rank {}", job.rank()))?;
             return Ok(ExitCode::SUCCESS);
         }

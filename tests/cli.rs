@@ -477,7 +477,15 @@ fn tcg_example(name: &str) -> String {
 
 #[test]
 fn tcg_reports_the_papers_lcm_test_cases_as_json() {
-    let o = snapsat(&["tcg", &tcg_example("lcm.tcg"), "-m", "lcm", "-k", "2", "--json"]);
+    let o = snapsat(&[
+        "tcg",
+        &tcg_example("lcm.tcg"),
+        "-m",
+        "lcm",
+        "-k",
+        "2",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["traces"].as_array().unwrap().len(), 6);
@@ -522,7 +530,13 @@ fn tcg_emitted_cnf_feeds_the_sampler() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&cnf).unwrap();
     assert!(text.contains("c ind "), "no independent support");
-    let s = snapsat(&["sample", cnf.to_str().unwrap(), "-o", tests.to_str().unwrap(), "-q"]);
+    let s = snapsat(&[
+        "sample",
+        cnf.to_str().unwrap(),
+        "-o",
+        tests.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(s.status.success(), "{}", stderr(&s));
     let v = snapsat(&["verify", cnf.to_str().unwrap(), tests.to_str().unwrap()]);
     assert!(v.status.success());

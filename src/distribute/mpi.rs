@@ -1,12 +1,14 @@
 //! Ranks as MPI processes (`mpirun -np N snapsat sample …`).
 //!
 //! Every process reads the formula itself. Rank 0 runs the coordinator on its main thread and
-//! its own rank's work on a second thread, linked in-process; ranks 1.. serve over MPI. Only
-//! the main thread of each process calls MPI (`MPI_THREAD_FUNNELED`). Nobody busy-waits as MPI
-//! would: the coordinator probes every [`COORDINATOR_POLL`], so that a rank returning a batch
-//! gets the next one at once; a rank sleeps between probes for a time that doubles from
-//! [`POLL_MIN`] to [`POLL_MAX`] while nothing comes, so that ranks waiting out the
-//! coordinator's NCD leave the cores to those that work.
+//! its own rank's work on a second thread, linked in-process; ranks 1.. serve over MPI. One
+//! thread of each process calls MPI (`MPI_THREAD_SERIALIZED`): rank 0's main thread, and on
+//! other ranks the pool thread their loop runs on. Nobody busy-waits as MPI
+//! would: between probes a process sleeps for a time that doubles while nothing comes, from
+//! [`POLL_MIN`] up to [`COORDINATOR_POLL_MAX`] for the coordinator (a rank returning a batch
+//! waits at most that long for the next) and [`POLL_MAX`] for a rank (which mostly waits out
+//! the coordinator's NCD). Each wake-up of the coordinator takes a slice of a core from a
+//! worker, so fewer of them is the point of the back-off.
 
 use super::local::{self, Hub};
 use super::{serve, Coordinator, Endpoint, TransportError};
@@ -21,24 +23,31 @@ use mpi::Threading;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// The coordinator's wait between probes of MPI (rank 0's own worker wakes it at once).
-const COORDINATOR_POLL: Duration = Duration::from_micros(50);
-/// First and longest sleep of a rank between probes for a message.
+/// First sleep between probes for a message.
 const POLL_MIN: Duration = Duration::from_micros(20);
+/// Longest sleep of the coordinator between probes (rank 0's own worker wakes it at once).
+const COORDINATOR_POLL_MAX: Duration = Duration::from_micros(500);
+/// Longest sleep of a rank between probes.
 const POLL_MAX: Duration = Duration::from_millis(2);
 
 /// Sleeps between probes, doubling while nothing arrives.
-struct Backoff(Duration);
+struct Backoff {
+    wait: Duration,
+    max: Duration,
+}
 
 impl Backoff {
-    fn new() -> Self {
-        Backoff(POLL_MIN)
+    fn new(max: Duration) -> Self {
+        Backoff {
+            wait: POLL_MIN,
+            max,
+        }
     }
 
     /// The next wait.
     fn next(&mut self) -> Duration {
-        let wait = self.0;
-        self.0 = (self.0 * 2).min(POLL_MAX);
+        let wait = self.wait;
+        self.wait = (self.wait * 2).min(self.max);
         wait
     }
 }
@@ -59,7 +68,7 @@ pub struct Job {
 impl Job {
     /// Initialises MPI; `None` if it was initialised already.
     pub fn init() -> Option<Job> {
-        let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)?;
+        let (universe, _) = mpi::initialize_with_threading(Threading::Serialized)?;
         Some(Job {
             world: universe.world(),
             _universe: universe,
@@ -109,15 +118,23 @@ impl Job {
         })
     }
 
-    /// Ranks 1..: does the coordinator's batches until it lets this rank go.
+    /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this
+    /// rank go. The loop runs on a thread of the pool, as in-process ranks do, so that a
+    /// batch starts without a hand-over between threads.
     pub fn serve(
         &self,
+        threads: usize,
         checker: &Checker,
         oracle: &dyn Oracle,
         interrupt: &AtomicBool,
     ) -> Result<(), TransportError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(|e| TransportError::Protocol(format!("no threads: {e}")))?;
+        let rank = self.rank();
         let mut endpoint = WorldLine { world: &self.world };
-        serve(&mut endpoint, checker, oracle, interrupt, self.rank())
+        pool.install(move || serve(&mut endpoint, checker, oracle, interrupt, rank))
     }
 }
 
@@ -142,16 +159,18 @@ impl Endpoint for WorldHub<'_> {
     }
 
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
+        let mut backoff = Backoff::new(COORDINATOR_POLL_MAX);
         loop {
             if let Some(probed) = self.world.any_process().immediate_matched_probe() {
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 return Ok((status.source_rank() as usize, bytes));
             }
-            match self.own.receive_within(COORDINATOR_POLL) {
+            let wait = backoff.next();
+            match self.own.receive_within(wait) {
                 Ok(Some(message)) => return Ok(message),
                 Ok(None) => {}
                 // Rank 0's own worker has finished; the other ranks may still report.
-                Err(TransportError::Disconnected) => std::thread::sleep(COORDINATOR_POLL),
+                Err(TransportError::Disconnected) => std::thread::sleep(wait),
                 Err(e) => return Err(e),
             }
         }
@@ -162,6 +181,11 @@ impl Endpoint for WorldHub<'_> {
 struct WorldLine<'a> {
     world: &'a SimpleCommunicator,
 }
+
+// SAFETY: the line moves to the pool thread that runs the rank's loop, and no other thread of
+// the process calls MPI while it is in use; MPI is initialised MPI_THREAD_SERIALIZED, which
+// allows calls from any one thread at a time.
+unsafe impl Send for WorldLine<'_> {}
 
 impl Endpoint for WorldLine<'_> {
     fn peers(&self) -> usize {
@@ -175,7 +199,7 @@ impl Endpoint for WorldLine<'_> {
 
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
         let coordinator = self.world.process_at_rank(0);
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::new(POLL_MAX);
         loop {
             if let Some(probed) = coordinator.immediate_matched_probe() {
                 let (bytes, _) = probed.matched_receive_vec::<u8>();
