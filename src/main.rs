@@ -11,7 +11,6 @@ use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
 use snapsat::quicksampler::{self, QuickConfig, QuickReport};
 use snapsat::report::{read_tests, TestFormat, TestWriter};
-use snapsat::sampler::work::{LocalWorkforce, Worker};
 use snapsat::sampler::{
     self, Observer, Report, RoundStats, SampleError, SnapConfig, StopMetric, StopReason,
 };
@@ -493,20 +492,14 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
                 ..Default::default()
             };
             let report = match &launch {
-                Launch::Process { ranks: 1 } => {
-                    let deadline = Instant::now() + config.time_limit;
-                    let worker = Worker::new(&checker, &Splr, deadline, &interrupt);
-                    let mut workforce = LocalWorkforce::new(worker);
-                    let observer = &mut observer;
-                    sampler::sample_with(
-                        &mut workforce,
-                        &checker,
-                        &config,
-                        &resumed,
-                        observer,
-                        &interrupt,
-                    )
-                }
+                Launch::Process { ranks: 1 } => sampler::sample_resuming(
+                    &checker,
+                    &Splr,
+                    &config,
+                    &resumed,
+                    &mut observer,
+                    &interrupt,
+                ),
                 Launch::Process { ranks } => distribute::local::sample(
                     *ranks,
                     threads,

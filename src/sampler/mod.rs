@@ -281,9 +281,28 @@ pub fn sample(
     observer: &mut dyn Observer,
     interrupt: &AtomicBool,
 ) -> Result<Report, SampleError> {
+    sample_resuming(checker, oracle, config, &[], observer, interrupt)
+}
+
+/// [`sample`], continuing from `resumed` tests (see [`sample_with`]).
+pub fn sample_resuming(
+    checker: &Checker,
+    oracle: &dyn Oracle,
+    config: &SnapConfig,
+    resumed: &[Assignment],
+    observer: &mut dyn Observer,
+    interrupt: &AtomicBool,
+) -> Result<Report, SampleError> {
     let deadline = Instant::now() + config.time_limit;
     let mut workforce = LocalWorkforce::new(Worker::new(checker, oracle, deadline, interrupt));
-    sample_with(&mut workforce, checker, config, &[], observer, interrupt)
+    sample_with(
+        &mut workforce,
+        checker,
+        config,
+        resumed,
+        observer,
+        interrupt,
+    )
 }
 
 /// Runs Snap with tasks done by `workforce`. `resumed` tests (an earlier run's suite, each a
