@@ -343,6 +343,7 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
     assert_eq!(stats["launch"], "in-process-ranks");
+    assert_eq!(stats["num_ranks"], 3);
     let ranks = stats["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 3);
     let tasks: u64 = ranks.iter().map(|r| r["tasks"].as_u64().unwrap()).sum();
