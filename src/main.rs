@@ -12,7 +12,7 @@ use snapsat::oracle::Splr;
 use snapsat::quicksampler::{self, QuickConfig, QuickReport};
 use snapsat::report::{read_tests, TestFormat, TestWriter};
 use snapsat::sampler::{
-    self, Observer, Report, RoundStats, SampleError, SnapConfig, StopMetric, StopReason,
+    self, Observer, Report, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
 };
 use snapsat::verify::Checker;
 use std::io::{BufReader, IsTerminal, Write};
@@ -491,35 +491,20 @@ fn sample(args: SampleArgs) -> Result<ExitCode> {
                 stop_metric: args.stop_metric,
                 ..Default::default()
             };
+            let run = Sampling {
+                checker: &checker,
+                oracle: &Splr,
+                config: &config,
+                resumed: &resumed,
+                interrupt: &interrupt,
+            };
             let report = match &launch {
-                Launch::Process { ranks: 1 } => sampler::sample_resuming(
-                    &checker,
-                    &Splr,
-                    &config,
-                    &resumed,
-                    &mut observer,
-                    &interrupt,
-                ),
-                Launch::Process { ranks } => distribute::local::sample(
-                    *ranks,
-                    threads,
-                    &checker,
-                    &Splr,
-                    &config,
-                    &resumed,
-                    &mut observer,
-                    &interrupt,
-                ),
+                Launch::Process { ranks: 1 } => sampler::sample_in_process(&run, &mut observer),
+                Launch::Process { ranks } => {
+                    distribute::local::sample(*ranks, threads, &run, &mut observer)
+                }
                 #[cfg(feature = "mpi")]
-                Launch::Mpi(job) => job.coordinate(
-                    threads,
-                    &checker,
-                    &Splr,
-                    &config,
-                    &resumed,
-                    &mut observer,
-                    &interrupt,
-                ),
+                Launch::Mpi(job) => job.coordinate(threads, &run, &mut observer),
             };
             report.map(RunReport::Snap)
         }

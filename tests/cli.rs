@@ -32,6 +32,50 @@ fn case_study(name: &str) -> Option<PathBuf> {
     }
 }
 
+/// `sample` arguments whose rounds go on until stopped (zero improvement needed, on the
+/// information metric), on one thread.
+fn endless_sample<'a>(formula: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    let (f, o) = (formula.to_str().unwrap(), out.to_str().unwrap());
+    vec![
+        "sample",
+        f,
+        "-o",
+        o,
+        "-x",
+        "0",
+        "--stop-metric",
+        "information",
+        "-t",
+        "120",
+        "-j",
+        "1",
+    ]
+}
+
+/// Starts `snapsat sample` with `args`, waits until `out` holds `lines` tests, sends SIGINT,
+/// and returns the finished run.
+fn interrupt_after(args: &[&str], out: &Path, lines: usize) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(out).map_or(0, |t| t.lines().count()) < lines {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "no tests written within a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    child.wait_with_output().unwrap()
+}
+
 /// Clause check independent of the library: parse the DIMACS text naively.
 fn satisfies_all(cnf_text: &str, test_line: &str) -> bool {
     let values: std::collections::HashSet<i64> = test_line
@@ -271,35 +315,8 @@ fn interrupted_run_keeps_every_test_found_and_exits_130() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tests.txt");
-    // Zero improvement needed and the information metric: rounds go on until stopped.
-    let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
-        .args([
-            "sample",
-            f.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-x",
-            "0",
-        ])
-        .args(["--stop-metric", "information", "-t", "120", "-j", "1"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until some tests are on disk, then interrupt.
-    let start = std::time::Instant::now();
-    while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 200 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "no tests written within a minute"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let done = child.wait_with_output().unwrap();
+    let args = endless_sample(&f, &out);
+    let done = interrupt_after(&args, &out, 200);
     assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
     assert!(stderr(&done).contains("interrupted"));
     let check = snapsat(&["verify", f.to_str().unwrap(), out.to_str().unwrap()]);
@@ -368,24 +385,9 @@ fn interrupted_multi_rank_run_resumes_into_the_same_file() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tests.txt");
-    let child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
-        .args(["sample", f.to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .args(["-x", "0", "--stop-metric", "information", "-t", "120"])
-        .args(["--ranks", "2", "-j", "1"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while std::fs::read_to_string(&out).map_or(0, |t| t.lines().count()) < 300 {
-        assert!(start.elapsed().as_secs() < 60, "no tests within a minute");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let done = child.wait_with_output().unwrap();
+    let mut args = endless_sample(&f, &out);
+    args.extend(["--ranks", "2"]);
+    let done = interrupt_after(&args, &out, 300);
     assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
     let kept = std::fs::read_to_string(&out).unwrap().lines().count();
 

@@ -1,10 +1,9 @@
 //! In-process ranks: each a thread with a rayon pool of its own, linked to the coordinator by
 //! crossbeam channels that carry the same encoded messages MPI would.
 
-use super::{serve, Coordinator, Endpoint, TransportError};
-use crate::assignment::Assignment;
+use super::{Coordinator, Endpoint, Rank, TransportError};
 use crate::oracle::Oracle;
-use crate::sampler::{self, Observer, Report, SampleError, SnapConfig};
+use crate::sampler::{self, Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -114,7 +113,13 @@ pub fn run_rank(
         }
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        pool.install(|| serve(&mut line, checker, oracle, interrupt, rank))
+        let me = Rank {
+            checker,
+            oracle,
+            interrupt,
+            rank,
+        };
+        pool.install(|| me.serve(&mut line))
     }));
     if outcome.is_err() {
         let message = super::protocol::ToCoordinator::Failed("panicked".into());
@@ -124,32 +129,39 @@ pub fn run_rank(
 
 /// Runs Snap with `ranks` in-process ranks of `threads` threads each; same suites as
 /// [`sampler::sample`] for the same seed.
-#[allow(clippy::too_many_arguments)]
 pub fn sample(
     ranks: usize,
     threads: usize,
-    checker: &Checker,
-    oracle: &dyn Oracle,
-    config: &SnapConfig,
-    resumed: &[Assignment],
+    run: &Sampling,
     observer: &mut dyn Observer,
-    interrupt: &AtomicBool,
 ) -> Result<Report, SampleError> {
     let (hub, lines) = links(ranks.max(1));
+    coordinate(hub, lines, threads, run, observer)
+}
+
+/// Runs Snap with a coordinator on `endpoint`, starting a thread for each of `lines`' ranks
+/// (of `threads` threads each); the endpoint may reach further ranks (MPI).
+pub fn coordinate<E: Endpoint>(
+    endpoint: E,
+    lines: Vec<Line>,
+    threads: usize,
+    run: &Sampling,
+    observer: &mut dyn Observer,
+) -> Result<Report, SampleError> {
+    let Sampling {
+        checker,
+        oracle,
+        interrupt,
+        ..
+    } = *run;
     std::thread::scope(|scope| {
         for line in lines {
             scope.spawn(move || run_rank(line, threads, checker, oracle, interrupt));
         }
         let fingerprint = checker.cnf().fingerprint();
-        let mut coordinator = Coordinator::connect(hub, fingerprint, config.time_limit, interrupt)?;
-        sampler::sample_with(
-            &mut coordinator,
-            checker,
-            config,
-            resumed,
-            observer,
-            interrupt,
-        )
+        let mut coordinator =
+            Coordinator::connect(endpoint, fingerprint, run.config.time_limit, interrupt)?;
+        sampler::sample_with(&mut coordinator, run, observer)
         // Dropping the coordinator closes the links, so every rank thread ends.
     })
 }
@@ -157,10 +169,12 @@ pub fn sample(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assignment::Assignment;
     use crate::formula::Cnf;
     use crate::oracle::Splr;
     use crate::sampler;
     use crate::sampler::work::{Task, Verdict};
+    use crate::sampler::SnapConfig;
 
     fn formula() -> Cnf {
         // A 6x6 grid of "at most one neighbour pair both true" constraints: many models, and
@@ -212,8 +226,20 @@ mod tests {
         let stop = AtomicBool::new(false);
         let (alone, _) = collect(|o| sampler::sample(&checker, &Splr, &config(4), o, &stop));
         for (ranks, threads) in [(1, 1), (3, 1), (2, 2)] {
-            let (spread, report) =
-                collect(|o| sample(ranks, threads, &checker, &Splr, &config(4), &[], o, &stop));
+            let (spread, report) = collect(|o| {
+                sample(
+                    ranks,
+                    threads,
+                    &Sampling {
+                        checker: &checker,
+                        oracle: &Splr,
+                        config: &config(4),
+                        resumed: &[],
+                        interrupt: &stop,
+                    },
+                    o,
+                )
+            });
             assert_eq!(spread, alone, "{ranks} ranks x {threads} threads");
             assert!(spread.iter().all(|t| checker.satisfies(t)));
             assert_eq!(report.ranks.len(), ranks);
@@ -235,8 +261,20 @@ mod tests {
         let stop = AtomicBool::new(false);
         let (first, _) = collect(|o| sampler::sample(&checker, &Splr, &config(8), o, &stop));
         let resumed = &first[..20];
-        let (more, report) =
-            collect(|o| sample(2, 1, &checker, &Splr, &config(8), resumed, o, &stop));
+        let (more, report) = collect(|o| {
+            sample(
+                2,
+                1,
+                &Sampling {
+                    checker: &checker,
+                    oracle: &Splr,
+                    config: &config(8),
+                    resumed,
+                    interrupt: &stop,
+                },
+                o,
+            )
+        });
         assert_eq!(report.resumed, 20);
         assert_eq!(report.distinct_tests, 20 + more.len());
         assert!(more
@@ -249,7 +287,20 @@ mod tests {
         let cnf = formula();
         let checker = Checker::new(&cnf);
         let stop = AtomicBool::new(true);
-        let err = collect_err(|o| sample(3, 1, &checker, &Splr, &config(1), &[], o, &stop));
+        let err = collect_err(|o| {
+            sample(
+                3,
+                1,
+                &Sampling {
+                    checker: &checker,
+                    oracle: &Splr,
+                    config: &config(1),
+                    resumed: &[],
+                    interrupt: &stop,
+                },
+                o,
+            )
+        });
         assert!(matches!(err, SampleError::Unknown(_)), "{err}");
     }
 

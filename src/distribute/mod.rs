@@ -274,87 +274,88 @@ fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
     ))
 }
 
-/// A rank's side: does the coordinator's batches on the current rayon pool until told to
-/// finish (or the coordinator goes away). Errors are reported to the coordinator too.
-pub fn serve(
-    endpoint: &mut dyn Endpoint,
-    checker: &Checker,
-    oracle: &dyn Oracle,
-    interrupt: &AtomicBool,
-    rank: usize,
-) -> Result<(), TransportError> {
-    let result = serve_batches(endpoint, checker, oracle, interrupt, rank);
-    if let Err(e) = &result {
-        let _ = endpoint.send(0, protocol::encode(&ToCoordinator::Failed(e.to_string())));
-    }
-    result
+/// A rank's side: what it needs to do the coordinator's tasks.
+pub struct Rank<'a> {
+    pub checker: &'a Checker<'a>,
+    pub oracle: &'a dyn Oracle,
+    pub interrupt: &'a AtomicBool,
+    pub rank: usize,
 }
 
-fn serve_batches(
-    endpoint: &mut dyn Endpoint,
-    checker: &Checker,
-    oracle: &dyn Oracle,
-    interrupt: &AtomicBool,
-    rank: usize,
-) -> Result<(), TransportError> {
-    let threads = rayon::current_num_threads();
-    let mut worker: Option<Worker> = None;
-    let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
-        endpoint.send(0, protocol::encode(message))
-    };
-    loop {
-        let bytes = match endpoint.receive() {
-            Ok((_, bytes)) => bytes,
-            Err(TransportError::Disconnected) => return Ok(()),
-            Err(e) => return Err(e),
+impl Rank<'_> {
+    /// Does the coordinator's batches on the current rayon pool until told to finish (or
+    /// the coordinator goes away). Errors are reported to the coordinator too.
+    pub fn serve(&self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
+        let result = self.serve_batches(&mut *endpoint);
+        if let Err(e) = &result {
+            let _ = endpoint.send(0, protocol::encode(&ToCoordinator::Failed(e.to_string())));
+        }
+        result
+    }
+
+    fn serve_batches(&self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
+        let (checker, oracle, interrupt, rank) =
+            (self.checker, self.oracle, self.interrupt, self.rank);
+        let threads = rayon::current_num_threads();
+        let mut worker: Option<Worker> = None;
+        let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
+            endpoint.send(0, protocol::encode(message))
         };
-        let started = || TransportError::Protocol("work arrived before the start message".into());
-        match protocol::decode::<ToRank>(&bytes)? {
-            ToRank::Start {
-                fingerprint,
-                seconds_left,
-            } => {
-                let mine = checker.cnf().fingerprint();
-                if fingerprint != mine {
-                    return Err(TransportError::Protocol(format!(
+        loop {
+            let bytes = match endpoint.receive() {
+                Ok((_, bytes)) => bytes,
+                Err(TransportError::Disconnected) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let started =
+                || TransportError::Protocol("work arrived before the start message".into());
+            match protocol::decode::<ToRank>(&bytes)? {
+                ToRank::Start {
+                    fingerprint,
+                    seconds_left,
+                } => {
+                    let mine = checker.cnf().fingerprint();
+                    if fingerprint != mine {
+                        return Err(TransportError::Protocol(format!(
                         "rank {rank} read another formula (fingerprint {mine:016x}, coordinator's {fingerprint:016x})"
                     )));
+                    }
+                    let deadline = Instant::now() + Duration::from_secs_f64(seconds_left);
+                    worker = Some(Worker::new(checker, oracle, deadline, interrupt));
+                    reply(endpoint, &ToCoordinator::Ready { threads })?;
                 }
-                let deadline = Instant::now() + Duration::from_secs_f64(seconds_left);
-                worker = Some(Worker::new(checker, oracle, deadline, interrupt));
-                reply(endpoint, &ToCoordinator::Ready { threads })?;
-            }
-            ToRank::Centroids(centroids) => worker
-                .as_mut()
-                .ok_or_else(started)?
-                .set_centroids(&centroids),
-            ToRank::Tasks { batch, tasks } => {
-                let worker = worker.as_mut().ok_or_else(started)?;
-                let t = Instant::now();
-                let verdicts = worker.run(&tasks);
-                let busy_nanos = t.elapsed().as_nanos() as u64;
-                reply(
-                    endpoint,
-                    &ToCoordinator::Results {
-                        batch,
-                        verdicts,
-                        busy_nanos,
-                    },
-                )?;
-            }
-            ToRank::Finish => {
-                if let Some(worker) = &worker {
-                    let report = worker.report(rank, threads);
+                ToRank::Centroids(centroids) => worker
+                    .as_mut()
+                    .ok_or_else(started)?
+                    .set_centroids(&centroids),
+                ToRank::Tasks { batch, tasks } => {
+                    let worker = worker.as_mut().ok_or_else(started)?;
+                    let t = Instant::now();
+                    let verdicts = worker.run(&tasks);
+                    let busy_nanos = t.elapsed().as_nanos() as u64;
                     reply(
                         endpoint,
-                        &ToCoordinator::Finished {
-                            tasks: report.tasks,
-                            busy_nanos: (report.busy_seconds * 1e9) as u64,
-                            histograms: report.metrics.to_bytes(),
+                        &ToCoordinator::Results {
+                            batch,
+                            verdicts,
+                            busy_nanos,
                         },
                     )?;
                 }
-                return Ok(());
+                ToRank::Finish => {
+                    if let Some(worker) = &worker {
+                        let report = worker.report(rank, threads);
+                        reply(
+                            endpoint,
+                            &ToCoordinator::Finished {
+                                tasks: report.tasks,
+                                busy_nanos: (report.busy_seconds * 1e9) as u64,
+                                histograms: report.metrics.to_bytes(),
+                            },
+                        )?;
+                    }
+                    return Ok(());
+                }
             }
         }
     }

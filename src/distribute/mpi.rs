@@ -11,10 +11,9 @@
 //! worker, so fewer of them is the point of the back-off.
 
 use super::local::{self, Hub};
-use super::{serve, Coordinator, Endpoint, TransportError};
-use crate::assignment::Assignment;
+use super::{Endpoint, Rank, TransportError};
 use crate::oracle::Oracle;
-use crate::sampler::{self, Observer, Report, SampleError, SnapConfig};
+use crate::sampler::{Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
 use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
@@ -85,37 +84,18 @@ impl Job {
 
     /// Rank 0: runs Snap over every rank of the job, with `threads` rayon threads for rank
     /// 0's own share of the work.
-    #[allow(clippy::too_many_arguments)]
     pub fn coordinate(
         &self,
         threads: usize,
-        checker: &Checker,
-        oracle: &dyn Oracle,
-        config: &SnapConfig,
-        resumed: &[Assignment],
+        run: &Sampling,
         observer: &mut dyn Observer,
-        interrupt: &AtomicBool,
     ) -> Result<Report, SampleError> {
-        let (hub, mut lines) = local::links(1);
-        let line = lines.pop().expect("one link");
-        std::thread::scope(|scope| {
-            scope.spawn(move || local::run_rank(line, threads, checker, oracle, interrupt));
-            let endpoint = WorldHub {
-                world: &self.world,
-                own: hub,
-            };
-            let fingerprint = checker.cnf().fingerprint();
-            let mut coordinator =
-                Coordinator::connect(endpoint, fingerprint, config.time_limit, interrupt)?;
-            sampler::sample_with(
-                &mut coordinator,
-                checker,
-                config,
-                resumed,
-                observer,
-                interrupt,
-            )
-        })
+        let (hub, lines) = local::links(1);
+        let endpoint = WorldHub {
+            world: &self.world,
+            own: hub,
+        };
+        local::coordinate(endpoint, lines, threads, run, observer)
     }
 
     /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this
@@ -132,9 +112,14 @@ impl Job {
             .num_threads(threads.max(1))
             .build()
             .map_err(|e| TransportError::Protocol(format!("no threads: {e}")))?;
-        let rank = self.rank();
+        let me = Rank {
+            checker,
+            oracle,
+            interrupt,
+            rank: self.rank(),
+        };
         let mut endpoint = WorldLine { world: &self.world };
-        pool.install(move || serve(&mut endpoint, checker, oracle, interrupt, rank))
+        pool.install(move || me.serve(&mut endpoint))
     }
 }
 

@@ -272,6 +272,19 @@ impl<'a> Suite<'a> {
     }
 }
 
+/// The inputs of one sampling run, whoever does its tasks.
+#[derive(Clone, Copy)]
+pub struct Sampling<'a> {
+    pub checker: &'a Checker<'a>,
+    pub oracle: &'a dyn Oracle,
+    pub config: &'a SnapConfig,
+    /// An earlier run's suite to continue (each test a verified model): its tests count as
+    /// found and as initial solutions, and are not handed to the observer again.
+    pub resumed: &'a [Assignment],
+    /// Set on SIGINT/SIGTERM: stop, keeping what was found.
+    pub interrupt: &'a AtomicBool,
+}
+
 /// Runs Snap on the formula behind `checker` in this process, handing each new test to
 /// `observer`.
 pub fn sample(
@@ -281,42 +294,34 @@ pub fn sample(
     observer: &mut dyn Observer,
     interrupt: &AtomicBool,
 ) -> Result<Report, SampleError> {
-    sample_resuming(checker, oracle, config, &[], observer, interrupt)
-}
-
-/// [`sample`], continuing from `resumed` tests (see [`sample_with`]).
-pub fn sample_resuming(
-    checker: &Checker,
-    oracle: &dyn Oracle,
-    config: &SnapConfig,
-    resumed: &[Assignment],
-    observer: &mut dyn Observer,
-    interrupt: &AtomicBool,
-) -> Result<Report, SampleError> {
-    let deadline = Instant::now() + config.time_limit;
-    let mut workforce = LocalWorkforce::new(Worker::new(checker, oracle, deadline, interrupt));
-    sample_with(
-        &mut workforce,
+    let run = Sampling {
         checker,
+        oracle,
         config,
-        resumed,
-        observer,
+        resumed: &[],
         interrupt,
-    )
+    };
+    sample_in_process(&run, observer)
 }
 
-/// Runs Snap with tasks done by `workforce`. `resumed` tests (an earlier run's suite, each a
-/// verified model) count as found and as initial solutions; they are not handed to `observer`.
+/// Runs `run` on this process's rayon threads.
+pub fn sample_in_process(
+    run: &Sampling,
+    observer: &mut dyn Observer,
+) -> Result<Report, SampleError> {
+    let deadline = Instant::now() + run.config.time_limit;
+    let worker = Worker::new(run.checker, run.oracle, deadline, run.interrupt);
+    sample_with(&mut LocalWorkforce::new(worker), run, observer)
+}
+
+/// Runs `run` with its tasks done by `workforce`.
 pub fn sample_with(
     workforce: &mut dyn Workforce,
-    checker: &Checker,
-    config: &SnapConfig,
-    resumed: &[Assignment],
+    run: &Sampling,
     observer: &mut dyn Observer,
-    interrupt: &AtomicBool,
 ) -> Result<Report, SampleError> {
-    let mut snap = Snap::new(checker, workforce, config, interrupt);
-    let result = snap.run(resumed, observer);
+    let mut snap = Snap::new(run.checker, workforce, run.config, run.interrupt);
+    let result = snap.run(run.resumed, observer);
     // The ranks are stopped however the run ended, so that none waits for work forever.
     let ranks = snap.workforce.finish();
     let mut report = result?;

@@ -89,17 +89,8 @@ impl Terms {
         };
         let operands_constant = match t {
             Term::Const(_) | Term::Bool(_) | Term::Input(_) => false,
-            Term::Neg(a) | Term::Not(a) => constant(a).is_some(),
             Term::Ite(c, a, b) => constant(c).is_some() || (a == b),
-            Term::Add(a, b)
-            | Term::Sub(a, b)
-            | Term::Mul(a, b)
-            | Term::Div(a, b)
-            | Term::Rem(a, b)
-            | Term::Eq(a, b)
-            | Term::Slt(a, b)
-            | Term::And(a, b)
-            | Term::Or(a, b) => constant(a).is_some() && constant(b).is_some(),
+            other => operands_of(other).iter().all(|&o| constant(o).is_some()),
         };
         let t = match t {
             Term::Ite(c, a, b) if operands_constant => {
