@@ -325,7 +325,7 @@ enum Launch {
 impl Launch {
     fn detect(ranks: usize) -> Result<Launch> {
         #[cfg(feature = "mpi")]
-        if snapsat::distribute::mpi::launched_by_mpi() {
+        if snapsat::distribute::launched_by_mpi() {
             let job =
                 snapsat::distribute::mpi::Job::init().context("MPI could not be initialised")?;
             if ranks > 1 && job.rank() == 0 {
@@ -334,11 +334,7 @@ impl Launch {
             return Ok(Launch::Mpi(job));
         }
         #[cfg(not(feature = "mpi"))]
-        if let Some(size) = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok())
-            .filter(|size| size != "1")
-        {
+        if let Some(size) = snapsat::distribute::mpi_job_size().filter(|&n| n > 1) {
             anyhow::bail!(
                 "started as one of {size} MPI processes, but this snapsat was built without MPI: \
                  rebuild with `cargo build --release --features mpi` (scripts/install-mpi installs \

@@ -51,13 +51,6 @@ impl Backoff {
     }
 }
 
-/// True when this process was started by an MPI launcher (OpenMPI, MPICH/Hydra, Slurm's PMI).
-pub fn launched_by_mpi() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-}
-
 /// This process's place in the MPI job; MPI is finalised when it is dropped.
 pub struct Job {
     world: SimpleCommunicator,

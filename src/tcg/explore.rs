@@ -344,8 +344,7 @@ impl Run<'_, '_> {
                         _ if self.path.contains(&c) => {}
                         _ => {
                             self.path.push(c);
-                            let path = self.path.clone();
-                            match self.ex.is_feasible(&path) {
+                            match self.ex.is_feasible(&self.path) {
                                 Ok(true) => {}
                                 Ok(false) => return Err(Stop::Infeasible),
                                 Err(why) => return Err(Stop::Solver(why)),
