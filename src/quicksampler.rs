@@ -93,8 +93,7 @@ pub fn sample(
     interrupt: &AtomicBool,
 ) -> Result<QuickReport, SampleError> {
     let start = Instant::now();
-    let deadline = start + config.time_limit;
-    let completer = Completer::new(checker, oracle, Some(deadline));
+    let completer = Completer::new(checker, oracle, Some(start + config.time_limit));
     let support = checker.cnf().projection();
     let mut report = QuickReport {
         ncd_variables: support.len(),
@@ -103,10 +102,11 @@ pub fn sample(
     let mut skipped = vec![false; checker.cnf().num_vars()];
     let mut seen_candidates: HashSet<Vec<u8>> = HashSet::new();
     let mut suite = Suite::new(checker, &support, config.max_tests);
+    let out_of_time = || interrupt.load(Ordering::Relaxed) || completer.expired();
     let stopped = |report: &QuickReport, suite: &Suite| -> Option<StopReason> {
         if interrupt.load(Ordering::Relaxed) {
             Some(StopReason::Interrupted)
-        } else if Instant::now() >= deadline {
+        } else if completer.expired() {
             Some(StopReason::TimeLimit)
         } else if suite.is_full()
             || config
@@ -140,11 +140,16 @@ pub fn sample(
             Err(Failure::Unknown(_)) => continue,
         };
         let flippable: Vec<usize> = support.iter().copied().filter(|&v| !skipped[v]).collect();
+        // Each flip costs a pass over the formula even when no solver time is left, so past
+        // the deadline (or an interrupt) the remaining flips are not started.
         let atomic: Vec<(usize, Result<_, Failure>)> = flippable
             .par_iter()
             .map_init(
                 || completer.propagator(),
                 |prop, &v| {
+                    if out_of_time() {
+                        return (v, Err(Failure::Unknown("stopped".into())));
+                    }
                     let seed = derive_seed(config.seed, 101 + epoch, v as u64);
                     (v, completer.flipped(prop, &sigma, v, seed))
                 },
@@ -206,15 +211,18 @@ pub fn sample(
             break StopReason::NoNewTests;
         }
         let t = Instant::now();
-        let checked: Vec<Option<Assignment>> = batch
+        // Candidates left unchecked at the deadline are dropped and not counted, so the
+        // credibility stays a measured share.
+        let checked: Vec<Option<Option<Assignment>>> = batch
             .par_iter()
             .map_init(
                 || completer.propagator(),
-                |prop, c| completer.extend_support(prop, c),
+                |prop, c| (!out_of_time()).then(|| completer.extend_support(prop, c)),
             )
             .collect();
         report.seconds.verify += t.elapsed().as_secs_f64();
-        for test in checked.into_iter().flatten() {
+        report.candidates -= checked.iter().filter(|c| c.is_none()).count() as u64;
+        for test in checked.into_iter().flatten().flatten() {
             report.valid_candidates += 1;
             suite.admit(&test, observer)?;
         }

@@ -165,6 +165,11 @@ impl<'a> Completer<'a> {
         self.checker.satisfies(&full).then_some(full)
     }
 
+    /// Whether the deadline has passed: work started after it is wasted.
+    pub fn expired(&self) -> bool {
+        self.remaining().is_zero()
+    }
+
     /// Time left until the deadline (a day when there is none).
     fn remaining(&self) -> Duration {
         self.deadline.map_or(Duration::from_secs(86_400), |d| {
