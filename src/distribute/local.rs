@@ -25,8 +25,21 @@ pub struct Line {
 
 /// Links between a coordinator and `ranks` ranks.
 pub fn links(ranks: usize) -> (Hub, Vec<Line>) {
+    numbered_links(0..ranks)
+}
+
+/// A link to one rank numbered `rank`, the hub's peer 0: how an MPI rank's relay thread
+/// reaches the rank's worker thread.
+pub fn relay_link(rank: usize) -> (Hub, Line) {
+    let (hub, mut lines) = numbered_links([rank]);
+    (hub, lines.remove(0))
+}
+
+/// Links to ranks numbered `numbers`, in that order as the hub's peers.
+fn numbered_links(numbers: impl IntoIterator<Item = usize>) -> (Hub, Vec<Line>) {
     let (to_hub, inbox) = crossbeam_channel::unbounded();
-    let (to_ranks, lines) = (0..ranks)
+    let (to_ranks, lines) = numbers
+        .into_iter()
         .map(|rank| {
             let (tx, rx) = crossbeam_channel::unbounded();
             let line = Line {

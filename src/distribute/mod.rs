@@ -3,8 +3,9 @@
 //! Rank 0 hosts the coordinator, which runs the sampler itself (deltas, centroids, merging,
 //! NCD, the stop rule) against the [`Workforce`] interface and hands out tasks in batches;
 //! every rank, rank 0 included, runs [`serve`] and does its batches on its own rayon threads.
-//! Batches shrink as a list of tasks drains (guided self-scheduling), and a rank gets its next
-//! batch when it returns the last one, so ranks that draw cheap repairs take more of them.
+//! Batches shrink as a list of tasks drains (guided self-scheduling), and a rank holds two at
+//! a time, getting another each time it returns one, so ranks that draw cheap repairs take
+//! more of them and none waits for a round trip between batches.
 //! Messages are [`protocol`] types encoded with bincode and sent as byte buffers over an
 //! [`Endpoint`]: crossbeam channels ([`local`]) or MPI ([`mpi`], with `--features mpi`).
 
@@ -65,6 +66,10 @@ pub trait Endpoint {
     /// Waits for the next message from any peer.
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError>;
 }
+
+/// Batches a rank holds at once: the one it works on and the next, already sent, so it never
+/// waits a round trip (a blocking MPI send would stall the coordinator; ours do not block).
+const BATCHES_IN_FLIGHT: usize = 2;
 
 /// What the coordinator knows of a rank.
 #[derive(Default)]
@@ -178,24 +183,23 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let total = tasks.len();
         let mut queue: VecDeque<Task> = tasks.into();
         let mut verdicts: Vec<Option<Verdict>> = (0..total).map(|_| None).collect();
-        // batch id → (rank, first task index, task count, sent at)
+        // batch id → (rank, first task index, task count, clock start for the round trip)
         let mut in_flight: HashMap<u64, (usize, usize, usize, Instant)> = HashMap::new();
-        let mut idle = vec![true; self.ranks.len()];
+        let mut pending = vec![0usize; self.ranks.len()];
         let mut next = 0;
         loop {
             if !self.stopping() {
-                for (rank, is_idle) in idle.iter_mut().enumerate() {
-                    if !*is_idle || queue.is_empty() {
-                        continue;
+                for (rank, held) in pending.iter_mut().enumerate() {
+                    while *held < BATCHES_IN_FLIGHT && !queue.is_empty() {
+                        let size = self.batch_size(rank, queue.len());
+                        let batch = self.next_batch;
+                        self.next_batch += 1;
+                        let tasks: Vec<Task> = queue.drain(..size).collect();
+                        self.send(rank, &ToRank::Tasks { batch, tasks })?;
+                        in_flight.insert(batch, (rank, next, size, Instant::now()));
+                        next += size;
+                        *held += 1;
                     }
-                    let size = self.batch_size(rank, queue.len());
-                    let batch = self.next_batch;
-                    self.next_batch += 1;
-                    let tasks: Vec<Task> = queue.drain(..size).collect();
-                    self.send(rank, &ToRank::Tasks { batch, tasks })?;
-                    in_flight.insert(batch, (rank, next, size, Instant::now()));
-                    next += size;
-                    *is_idle = false;
                 }
             }
             if in_flight.is_empty() {
@@ -210,7 +214,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             else {
                 return Err(unexpected(rank, &message).into());
             };
-            let (owner, first, count, sent) = in_flight.remove(&batch).ok_or_else(|| {
+            let (owner, first, count, clock) = in_flight.remove(&batch).ok_or_else(|| {
                 TransportError::Protocol(format!("rank {rank} returned unknown batch {batch}"))
             })?;
             if owner != rank || done.len() != count {
@@ -220,14 +224,21 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
                 ))
                 .into());
             }
-            let trip = sent
+            let trip = clock
                 .elapsed()
                 .saturating_sub(Duration::from_nanos(busy_nanos));
             self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
+            // The rank starts its queued batch now, so that batch's overhead counts from here.
+            let now = Instant::now();
+            for (owner, _, _, clock) in in_flight.values_mut() {
+                if *owner == rank {
+                    *clock = now;
+                }
+            }
             for (slot, verdict) in verdicts[first..first + count].iter_mut().zip(done) {
                 *slot = Some(verdict);
             }
-            idle[rank] = true;
+            pending[rank] -= 1;
         }
         Ok(verdicts
             .into_iter()

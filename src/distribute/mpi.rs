@@ -1,26 +1,26 @@
 //! Ranks as MPI processes (`mpirun -np N snapsat sample …`).
 //!
-//! Every process reads the formula itself. Rank 0 runs the coordinator on its main thread and
-//! its own rank's work on a second thread, linked in-process; ranks 1.. serve over MPI. One
-//! thread of each process calls MPI (`MPI_THREAD_SERIALIZED`): rank 0's main thread, and on
-//! other ranks the pool thread their loop runs on. Nobody busy-waits as MPI
-//! would: between probes a process sleeps for a time that doubles while nothing comes, from
-//! [`POLL_MIN`] up to [`COORDINATOR_POLL_MAX`] for the coordinator (a rank returning a batch
-//! waits at most that long for the next) and [`POLL_MAX`] for a rank (which mostly waits out
-//! the coordinator's NCD). Each wake-up of the coordinator takes a slice of a core from a
-//! worker, so fewer of them is the point of the back-off.
+//! Every process reads the formula itself and does its share of the work on a worker thread
+//! with a rayon pool of its own, linked in-process to the one thread of the process that
+//! calls MPI (`MPI_THREAD_SERIALIZED`): on rank 0 the coordinator, on ranks 1.. a relay.
+//! Sends never block (see [`Sends`]), so a rank holds its next batch while it works on the
+//! current one. Nobody busy-waits as MPI would: between probes a process sleeps for a time
+//! that doubles while nothing comes, from [`POLL_MIN`] up to [`COORDINATOR_POLL_MAX`] for the
+//! coordinator and [`POLL_MAX`] for a relay (which mostly waits out the coordinator's NCD);
+//! a message from the process's own worker ends the sleep at once.
 
 use super::local::{self, Hub};
-use super::{Endpoint, Rank, TransportError};
+use super::{Endpoint, TransportError};
 use crate::oracle::Oracle;
 use crate::sampler::{Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
 use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// First sleep between probes for a message.
 const POLL_MIN: Duration = Duration::from_micros(20);
@@ -28,6 +28,8 @@ const POLL_MIN: Duration = Duration::from_micros(20);
 const COORDINATOR_POLL_MAX: Duration = Duration::from_micros(500);
 /// Longest sleep of a rank between probes.
 const POLL_MAX: Duration = Duration::from_millis(2);
+/// How long rank 0 waits, at the end, for its last sends to be received.
+const SEND_DRAIN: Duration = Duration::from_secs(2);
 
 /// Sleeps between probes, doubling while nothing arrives.
 struct Backoff {
@@ -87,13 +89,14 @@ impl Job {
         let endpoint = WorldHub {
             world: &self.world,
             own: hub,
+            sends: Sends::default(),
         };
         local::coordinate(endpoint, lines, threads, run, observer)
     }
 
     /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this
-    /// rank go. The loop runs on a thread of the pool, as in-process ranks do, so that a
-    /// batch starts without a hand-over between threads.
+    /// rank go. The work runs on a thread of its own, as in-process ranks do; this thread
+    /// relays its messages, the only one of the process that calls MPI.
     pub fn serve(
         &self,
         threads: usize,
@@ -101,18 +104,11 @@ impl Job {
         oracle: &dyn Oracle,
         interrupt: &AtomicBool,
     ) -> Result<(), TransportError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()
-            .map_err(|e| TransportError::Protocol(format!("no threads: {e}")))?;
-        let me = Rank {
-            checker,
-            oracle,
-            interrupt,
-            rank: self.rank(),
-        };
-        let mut endpoint = WorldLine { world: &self.world };
-        pool.install(move || me.serve(&mut endpoint))
+        let (mut hub, line) = local::relay_link(self.rank());
+        std::thread::scope(|scope| {
+            scope.spawn(|| local::run_rank(line, threads, checker, oracle, interrupt));
+            relay(&self.world, &mut hub)
+        })
     }
 }
 
@@ -120,6 +116,7 @@ impl Job {
 struct WorldHub<'a> {
     world: &'a SimpleCommunicator,
     own: Hub,
+    sends: Sends,
 }
 
 impl Endpoint for WorldHub<'_> {
@@ -131,7 +128,7 @@ impl Endpoint for WorldHub<'_> {
         if to == 0 {
             self.own.send(0, bytes)
         } else {
-            self.world.process_at_rank(to as i32).send(&bytes[..]);
+            self.sends.start(self.world, to, bytes);
             Ok(())
         }
     }
@@ -139,6 +136,7 @@ impl Endpoint for WorldHub<'_> {
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
         let mut backoff = Backoff::new(COORDINATOR_POLL_MAX);
         loop {
+            self.sends.poll();
             if let Some(probed) = self.world.any_process().immediate_matched_probe() {
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 return Ok((status.source_rank() as usize, bytes));
@@ -155,35 +153,84 @@ impl Endpoint for WorldHub<'_> {
     }
 }
 
-/// A rank's endpoint to rank 0.
-struct WorldLine<'a> {
-    world: &'a SimpleCommunicator,
+/// Sends that do not block. A large MPI message moves only while both sides are inside MPI,
+/// and the side that would wait is often busy elsewhere (a rank repairing, the coordinator
+/// merging), so every send is started at once and completed by later polls.
+#[derive(Default)]
+struct Sends(Vec<Outgoing>);
+
+/// A send in progress; MPI reads `buffer` until `request` completes, then it is freed.
+struct Outgoing {
+    request: Request<'static, [u8], StaticScope>,
+    buffer: *mut [u8],
 }
 
-// SAFETY: the line moves to the pool thread that runs the rank's loop, and no other thread of
-// the process calls MPI while it is in use; MPI is initialised MPI_THREAD_SERIALIZED, which
-// allows calls from any one thread at a time.
-unsafe impl Send for WorldLine<'_> {}
-
-impl Endpoint for WorldLine<'_> {
-    fn peers(&self) -> usize {
-        1
+impl Sends {
+    fn start(&mut self, world: &SimpleCommunicator, to: usize, bytes: Vec<u8>) {
+        self.poll();
+        let buffer = Box::into_raw(bytes.into_boxed_slice());
+        // SAFETY: the buffer stays allocated until `poll` sees the send complete.
+        let data: &'static [u8] = unsafe { &*buffer };
+        let request = world
+            .process_at_rank(to as i32)
+            .immediate_send(StaticScope, data);
+        self.0.push(Outgoing { request, buffer });
     }
 
-    fn send(&mut self, _to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
-        self.world.process_at_rank(0).send(&bytes[..]);
-        Ok(())
+    /// Frees the buffers of completed sends.
+    fn poll(&mut self) {
+        self.0 = std::mem::take(&mut self.0)
+            .into_iter()
+            .filter_map(|sent| match sent.request.test() {
+                Ok(_) => {
+                    // SAFETY: MPI is done with the buffer, and nothing else refers to it.
+                    drop(unsafe { Box::from_raw(sent.buffer) });
+                    None
+                }
+                Err(request) => Some(Outgoing { request, ..sent }),
+            })
+            .collect();
     }
+}
 
-    fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
-        let coordinator = self.world.process_at_rank(0);
-        let mut backoff = Backoff::new(POLL_MAX);
-        loop {
-            if let Some(probed) = coordinator.immediate_matched_probe() {
-                let (bytes, _) = probed.matched_receive_vec::<u8>();
-                return Ok((0, bytes));
+impl Drop for Sends {
+    /// Lets the last sends (finish messages, a rank's report) complete; a send to a process
+    /// that has gone never does, so after [`SEND_DRAIN`] the rest are abandoned, buffers and
+    /// all, as the process is about to end.
+    fn drop(&mut self) {
+        let until = Instant::now() + SEND_DRAIN;
+        while !self.0.is_empty() && Instant::now() < until {
+            self.poll();
+            std::thread::sleep(POLL_MIN);
+        }
+        std::mem::forget(std::mem::take(&mut self.0));
+    }
+}
+
+/// Carries messages between rank 0 and this process's worker thread (behind `hub`) until the
+/// worker ends. Batches are received while the worker is still on the last one, and results
+/// leave as soon as they are ready.
+fn relay(world: &SimpleCommunicator, hub: &mut Hub) -> Result<(), TransportError> {
+    let coordinator = world.process_at_rank(0);
+    let mut sends = Sends::default();
+    let mut backoff = Backoff::new(POLL_MAX);
+    loop {
+        sends.poll();
+        if let Some(probed) = coordinator.immediate_matched_probe() {
+            let (bytes, _) = probed.matched_receive_vec::<u8>();
+            // A worker that has ended no longer takes messages; its end is seen below.
+            let _ = hub.send(0, bytes);
+            backoff = Backoff::new(POLL_MAX);
+            continue;
+        }
+        match hub.receive_within(backoff.next()) {
+            Ok(Some((_, bytes))) => {
+                sends.start(world, 0, bytes);
+                backoff = Backoff::new(POLL_MAX);
             }
-            std::thread::sleep(backoff.next());
+            Ok(None) => {}
+            Err(TransportError::Disconnected) => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
 }
