@@ -19,7 +19,9 @@ pub enum Phase {
     Repair,
     /// Measuring the suite's NCD after a round (coordinator only).
     Ncd,
-    /// A batch's trip from the coordinator to a rank and back, less the rank's work on it.
+    /// A batch's trip from the coordinator to a rank and back, less the rank's work on it; a
+    /// batch queued behind another counts from the other's return, so this is the overhead
+    /// the second batch in flight did not hide.
     RoundTrip,
 }
 
