@@ -183,9 +183,12 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let total = tasks.len();
         let mut queue: VecDeque<Task> = tasks.into();
         let mut verdicts: Vec<Option<Verdict>> = (0..total).map(|_| None).collect();
-        // batch id → (rank, first task index, task count, clock start for the round trip)
+        // batch id → (rank, first task index, task count, sent at)
         let mut in_flight: HashMap<u64, (usize, usize, usize, Instant)> = HashMap::new();
         let mut pending = vec![0usize; self.ranks.len()];
+        // A rank starts a queued batch when it returns the one before, so a batch's round
+        // trip counts from the later of its sending and that return.
+        let mut last_return = vec![Instant::now(); self.ranks.len()];
         let mut next = 0;
         loop {
             if !self.stopping() {
@@ -214,7 +217,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             else {
                 return Err(unexpected(rank, &message).into());
             };
-            let (owner, first, count, clock) = in_flight.remove(&batch).ok_or_else(|| {
+            let (owner, first, count, sent) = in_flight.remove(&batch).ok_or_else(|| {
                 TransportError::Protocol(format!("rank {rank} returned unknown batch {batch}"))
             })?;
             if owner != rank || done.len() != count {
@@ -224,17 +227,12 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
                 ))
                 .into());
             }
-            let trip = clock
+            let trip = sent
+                .max(last_return[rank])
                 .elapsed()
                 .saturating_sub(Duration::from_nanos(busy_nanos));
             self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
-            // The rank starts its queued batch now, so that batch's overhead counts from here.
-            let now = Instant::now();
-            for (owner, _, _, clock) in in_flight.values_mut() {
-                if *owner == rank {
-                    *clock = now;
-                }
-            }
+            last_return[rank] = Instant::now();
             for (slot, verdict) in verdicts[first..first + count].iter_mut().zip(done) {
                 *slot = Some(verdict);
             }
