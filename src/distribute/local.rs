@@ -186,7 +186,7 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Splr;
     use crate::sampler;
-    use crate::sampler::work::{Task, Verdict};
+    use crate::sampler::work::Task;
     use crate::sampler::SnapConfig;
 
     fn formula() -> Cnf {
@@ -361,12 +361,9 @@ mod tests {
                 seed: 0,
             };
             use crate::sampler::work::Workforce;
-            coordinator.run(&[], vec![bad.clone(), bad])
+            coordinator.run(&[], vec![bad.clone(), bad], &mut |_| Ok(()))
         });
-        let err = result
-            .map(|v: Vec<Verdict>| v.len())
-            .unwrap_err()
-            .to_string();
+        let err = result.unwrap_err().to_string();
         assert!(err.contains("panicked"), "{err}");
     }
 }

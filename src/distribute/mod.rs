@@ -17,7 +17,7 @@ pub mod protocol;
 use crate::assignment::Assignment;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Oracle;
-use crate::sampler::work::{RankReport, Task, Verdict, Worker, Workforce};
+use crate::sampler::work::{Deliver, RankReport, Task, Verdict, Worker, Workforce};
 use crate::sampler::SampleError;
 use crate::verify::Checker;
 use protocol::{ToCoordinator, ToRank};
@@ -175,7 +175,8 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         &mut self,
         centroids: &[Assignment],
         tasks: Vec<Task>,
-    ) -> Result<Vec<Verdict>, SampleError> {
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
         if centroids != self.centroids.as_slice() {
             self.centroids = centroids.to_vec();
             self.broadcast(&ToRank::Centroids(self.centroids.clone()))?;
@@ -190,6 +191,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         // trip counts from the later of its sending and that return.
         let mut last_return = vec![Instant::now(); self.ranks.len()];
         let mut next = 0;
+        let mut delivered = 0;
         loop {
             if !self.stopping() {
                 for (rank, held) in pending.iter_mut().enumerate() {
@@ -237,11 +239,16 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
                 *slot = Some(verdict);
             }
             pending[rank] -= 1;
+            while let Some(verdict) = verdicts.get_mut(delivered).and_then(Option::take) {
+                delivered += 1;
+                deliver(verdict)?;
+            }
         }
-        Ok(verdicts
-            .into_iter()
-            .map(|v| v.unwrap_or(Verdict::Skipped))
-            .collect())
+        // Tasks never sent (the time limit passed, or an interrupt) are skipped.
+        for verdict in verdicts.into_iter().skip(delivered) {
+            deliver(verdict.unwrap_or(Verdict::Skipped))?;
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {

@@ -320,10 +320,10 @@ pub fn sample_with(
     run: &Sampling,
     observer: &mut dyn Observer,
 ) -> Result<Report, SampleError> {
-    let mut snap = Snap::new(run.checker, workforce, run.config, run.interrupt);
-    let result = snap.run(run.resumed, observer);
+    let mut snap = Snap::new(run.checker, run.config, run.interrupt);
+    let result = snap.run(workforce, run.resumed, observer);
     // The ranks are stopped however the run ended, so that none waits for work forever.
-    let ranks = snap.workforce.finish();
+    let ranks = workforce.finish();
     let mut report = result?;
     report.ranks = ranks?;
     let mut merged = snap.metrics;
@@ -336,7 +336,6 @@ pub fn sample_with(
 
 struct Snap<'a> {
     config: &'a SnapConfig,
-    workforce: &'a mut dyn Workforce,
     /// The coordinator's own latencies (NCD).
     metrics: Metrics,
     projection: Vec<usize>,
@@ -350,7 +349,6 @@ struct Snap<'a> {
 impl<'a> Snap<'a> {
     fn new(
         checker: &'a Checker<'a>,
-        workforce: &'a mut dyn Workforce,
         config: &'a SnapConfig,
         interrupt: &'a AtomicBool,
     ) -> Self {
@@ -359,7 +357,6 @@ impl<'a> Snap<'a> {
         let projection = checker.cnf().projection();
         Snap {
             config,
-            workforce,
             metrics: Metrics::default(),
             start,
             deadline,
@@ -445,10 +442,11 @@ impl<'a> Snap<'a> {
 
     fn run(
         &mut self,
+        workforce: &mut dyn Workforce,
         resumed: &[Assignment],
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
-        let mut samples = self.initial_samples(resumed, observer)?;
+        let mut samples = self.initial_samples(workforce, resumed, observer)?;
         let mut initial = RoundStats {
             round: 0,
             samples: samples.len(),
@@ -475,7 +473,7 @@ impl<'a> Snap<'a> {
                 break StopReason::MaxRounds;
             }
             round += 1;
-            let stats = self.round(round, &mut samples, observer)?;
+            let stats = self.round(workforce, round, &mut samples, observer)?;
             let previous = metric;
             metric = self.metric(&stats);
             let new_tests = stats.new_tests;
@@ -529,6 +527,7 @@ impl<'a> Snap<'a> {
     /// solve runs alone and decides whether the formula is satisfiable.
     fn initial_samples(
         &mut self,
+        workforce: &mut dyn Workforce,
         resumed: &[Assignment],
         observer: &mut dyn Observer,
     ) -> Result<Vec<Assignment>, SampleError> {
@@ -550,33 +549,21 @@ impl<'a> Snap<'a> {
             seed: derive_seed(seed, 0, offset + i),
         };
         let needed = n.saturating_sub(samples.len()) as u64;
-        let mut verdicts = Vec::new();
-        if needed > 0 && samples.is_empty() {
-            verdicts = self.workforce.run(&[], vec![solve(0)])?;
-        }
-        let first_failed = matches!(verdicts.first(), Some(Verdict::Failed(_)));
-        if !first_failed {
-            let rest: Vec<Task> = (verdicts.len() as u64..needed).map(solve).collect();
-            if !rest.is_empty() {
-                verdicts.extend(self.workforce.run(&[], rest)?);
-            }
-        }
         let mut first_failure = None;
-        for verdict in verdicts {
-            match verdict {
-                Verdict::Completed(done) => {
-                    self.note_completion(&done, true);
-                    self.admit(&done.test, observer)?;
-                    samples.push(done.test);
-                }
-                Verdict::Failed(failure) => {
-                    first_failure.get_or_insert(failure.clone());
-                    self.note_failure(failure);
-                }
-                Verdict::Skipped => {
-                    first_failure.get_or_insert(Failure::Unknown("time limit reached".into()));
-                }
-                Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
+        let mut first = 0;
+        if needed > 0 && samples.is_empty() {
+            // The first solve runs alone: it decides whether the formula is satisfiable.
+            workforce.run(&[], vec![solve(0)], &mut |v| {
+                self.take_initial(v, &mut samples, &mut first_failure, observer)
+            })?;
+            first = 1;
+        }
+        if first_failure.is_none() {
+            let rest: Vec<Task> = (first..needed).map(solve).collect();
+            if !rest.is_empty() {
+                workforce.run(&[], rest, &mut |v| {
+                    self.take_initial(v, &mut samples, &mut first_failure, observer)
+                })?;
             }
         }
         self.report.seconds.initial = t.elapsed().as_secs_f64();
@@ -591,9 +578,36 @@ impl<'a> Snap<'a> {
         Ok(samples)
     }
 
+    /// An initial solution joins the suite (and its file) as soon as it is found.
+    fn take_initial(
+        &mut self,
+        verdict: Verdict,
+        samples: &mut Vec<Assignment>,
+        first_failure: &mut Option<Failure>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), SampleError> {
+        match verdict {
+            Verdict::Completed(done) => {
+                self.note_completion(&done, true);
+                self.admit(&done.test, observer)?;
+                samples.push(done.test);
+            }
+            Verdict::Failed(failure) => {
+                first_failure.get_or_insert(failure.clone());
+                self.note_failure(failure);
+            }
+            Verdict::Skipped => {
+                first_failure.get_or_insert(Failure::Unknown("time limit reached".into()));
+            }
+            Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
+        }
+        Ok(())
+    }
+
     /// Steps 2–3 once: deltas, centroids, candidates, verify, repair; then NCD.
     fn round(
         &mut self,
+        workforce: &mut dyn Workforce,
         round: usize,
         samples: &mut Vec<Assignment>,
         observer: &mut dyn Observer,
@@ -645,11 +659,8 @@ impl<'a> Snap<'a> {
                 seed: derive_seed(seed, 2 + round as u64, i as u64),
             })
             .collect();
-        let verdicts = self.workforce.run(&centroids, tasks)?;
-        self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
-
         let before = self.suite.tests().len();
-        for verdict in verdicts {
+        workforce.run(&centroids, tasks, &mut |verdict| {
             match verdict {
                 Verdict::Skipped => stats.skipped += 1,
                 Verdict::Valid(test) => {
@@ -672,7 +683,10 @@ impl<'a> Snap<'a> {
                     self.note_failure(failure);
                 }
             }
-        }
+            Ok(())
+        })?;
+        self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
+
         self.report.candidates += stats.candidates;
         self.report.valid_before_repair += stats.valid_before_repair;
         self.report.repaired += stats.repaired;

@@ -16,7 +16,7 @@ use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// One independent piece of work.
@@ -44,14 +44,21 @@ pub enum Verdict {
     Skipped,
 }
 
+/// Receives verdicts in task order; an error (say, the suite's file cannot be written) stops
+/// the work.
+pub type Deliver<'d> = dyn FnMut(Verdict) -> Result<(), SampleError> + 'd;
+
 /// Runs tasks for the sampler, wherever they run.
 pub trait Workforce {
-    /// One verdict per task, in task order. `centroids` are those `Task::Check` refers to.
+    /// Hands `deliver` one verdict per task, in task order, each as soon as it and those
+    /// before it are done, so that tests reach the suite's file as they are found.
+    /// `centroids` are those `Task::Check` refers to.
     fn run(
         &mut self,
         centroids: &[Assignment],
         tasks: Vec<Task>,
-    ) -> Result<Vec<Verdict>, SampleError>;
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError>;
 
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
@@ -119,28 +126,79 @@ impl<'a> Worker<'a> {
 
     /// Verdicts of `tasks`, in order, computed on all threads of the current pool.
     pub fn run(&mut self, tasks: &[Task]) -> Vec<Verdict> {
+        let mut verdicts = Vec::with_capacity(tasks.len());
+        self.run_in_order(tasks, &mut |v| {
+            verdicts.push(v);
+            Ok(())
+        })
+        .expect("collecting verdicts cannot fail");
+        verdicts
+    }
+
+    /// Does `tasks` on all threads of the current pool and hands each verdict to `deliver`
+    /// in task order as soon as the tasks before it are done. Threads take tasks in index
+    /// order, so verdicts wait for at most a task per thread; this thread works too and
+    /// delivers between its tasks. After a delivery fails, tasks not started are skipped.
+    pub fn run_in_order(
+        &mut self,
+        tasks: &[Task],
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
         let started = Instant::now();
-        let timed: Vec<(Verdict, Timing)> = {
-            let this = &*self;
-            tasks
-                .par_iter()
-                .map_init(
-                    || this.completer.propagator(),
-                    |prop, task| this.one(prop, task),
-                )
-                .collect()
+        let next_task = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let mut ready: BTreeMap<usize, (Verdict, Timing)> = BTreeMap::new();
+        let mut delivered = 0;
+        let mut outcome = Ok(());
+        let mut timings = Vec::with_capacity(tasks.len());
+        let this = &*self;
+        let take = || {
+            let i = next_task.fetch_add(1, Ordering::Relaxed);
+            (i < tasks.len() && !failed.load(Ordering::Relaxed)).then_some(i)
         };
+        let mut hand_over = |ready: &mut BTreeMap<usize, (Verdict, Timing)>| {
+            while let Some((verdict, timing)) = ready.remove(&delivered) {
+                delivered += 1;
+                timings.push(timing);
+                if outcome.is_ok() {
+                    outcome = deliver(verdict);
+                    if outcome.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        };
+        rayon::in_place_scope(|scope| {
+            let (sender, receiver) = crossbeam_channel::unbounded();
+            for _ in 1..rayon::current_num_threads() {
+                let sender = sender.clone();
+                scope.spawn(move |_| {
+                    let mut prop = this.completer.propagator();
+                    while let Some(i) = take() {
+                        if sender.send((i, this.one(&mut prop, &tasks[i]))).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut prop = this.completer.propagator();
+            while let Some(i) = take() {
+                ready.insert(i, this.one(&mut prop, &tasks[i]));
+                ready.extend(receiver.try_iter());
+                hand_over(&mut ready);
+            }
+            for (i, done) in receiver {
+                ready.insert(i, done);
+                hand_over(&mut ready);
+            }
+        });
         self.busy += started.elapsed();
         self.tasks += tasks.len() as u64;
-        timed
-            .into_iter()
-            .map(|(verdict, timing)| {
-                for (phase, elapsed) in timing.into_iter().flatten() {
-                    self.metrics.record(phase, elapsed);
-                }
-                verdict
-            })
-            .collect()
+        for (phase, elapsed) in timings.into_iter().flatten().flatten() {
+            self.metrics.record(phase, elapsed);
+        }
+        outcome
     }
 
     /// This worker's figures so far.
@@ -220,9 +278,10 @@ impl Workforce for LocalWorkforce<'_> {
         &mut self,
         centroids: &[Assignment],
         tasks: Vec<Task>,
-    ) -> Result<Vec<Verdict>, SampleError> {
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
         self.worker.set_centroids(centroids);
-        Ok(self.worker.run(&tasks))
+        self.worker.run_in_order(&tasks, deliver)
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {

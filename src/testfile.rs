@@ -1,0 +1,339 @@
+//! Test files: writing tests one line each (DIMACS literals, as CMSGen writes, or 0/1 strings)
+//! and reading them back, strictly: a test gives every variable exactly one value.
+
+use crate::assignment::Assignment;
+use crate::dimacs::MAX_VARS;
+use std::io::{self, Write};
+
+/// How tests are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TestFormat {
+    /// `1 -2 3 0`: every variable as a signed literal, ended by 0.
+    #[default]
+    Dimacs,
+    /// `101`: one 0/1 character a variable.
+    Bits,
+}
+
+/// Streams tests to a writer. Each test, newline included, goes out in one `write_all` and is
+/// flushed: a process killed between tests leaves whole lines, and a torn last line can only
+/// come from a kill inside that one call (which [`read_suite`] then reports).
+pub struct TestWriter<W: Write> {
+    out: W,
+    format: TestFormat,
+    written: usize,
+    line: Vec<u8>,
+}
+
+impl<W: Write> TestWriter<W> {
+    pub fn new(out: W, format: TestFormat) -> Self {
+        TestWriter {
+            out,
+            format,
+            written: 0,
+            line: Vec::new(),
+        }
+    }
+
+    pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
+        self.line.clear();
+        self.line.extend_from_slice(
+            match self.format {
+                TestFormat::Dimacs => test.to_dimacs_line(),
+                TestFormat::Bits => test.to_bit_string(),
+            }
+            .as_bytes(),
+        );
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)?;
+        self.out.flush()?;
+        self.written += 1;
+        Ok(())
+    }
+
+    pub fn written(&self) -> usize {
+        self.written
+    }
+}
+
+/// A line of a test file that is not a test over the formula's variables.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct TestParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// True for a line of 0/1 characters (one a variable), as opposed to DIMACS literals: a lone
+/// `0` is an empty DIMACS test.
+pub fn is_bit_line(line: &str) -> bool {
+    line != "0" && !line.is_empty() && line.bytes().all(|b| b == b'0' || b == b'1')
+}
+
+/// A test line without the `v ` prefix SAT-competition solvers write; `None` for blank and
+/// comment lines.
+fn test_text(line: &str) -> Option<&str> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('c') {
+        return None;
+    }
+    Some(match line.strip_prefix("v ") {
+        Some(rest) => rest.trim_start(),
+        None => line,
+    })
+}
+
+/// Reads tests, one a line, in either format (detected per line); blank lines and lines
+/// starting with `c` are skipped, and a `v ` prefix is accepted. A DIMACS line names every
+/// variable exactly once, in any order: a test that leaves a variable out is not a test.
+pub fn read_tests(text: &str, num_vars: usize) -> Result<Vec<Assignment>, TestParseError> {
+    let mut tests = Vec::new();
+    let mut seen = vec![false; num_vars];
+    for (i, line) in text.lines().enumerate() {
+        let Some(line) = test_text(line) else {
+            continue;
+        };
+        tests.push(parse_test(line, num_vars, &mut seen).map_err(|message| TestParseError {
+            line: i + 1,
+            message,
+        })?);
+    }
+    Ok(tests)
+}
+
+fn parse_test(line: &str, num_vars: usize, seen: &mut [bool]) -> Result<Assignment, String> {
+    if is_bit_line(line) {
+        if line.len() != num_vars {
+            return Err(format!(
+                "expected {num_vars} 0/1 characters, found {}",
+                line.len()
+            ));
+        }
+        return Ok(Assignment::from_bit_string(line).expect("checked characters"));
+    }
+    seen.fill(false);
+    let mut test = Assignment::zeros(num_vars);
+    let mut named = 0;
+    let mut ended = false;
+    for token in line.split_ascii_whitespace() {
+        if ended {
+            return Err(format!("expected the end of the line after 0, found `{token}`"));
+        }
+        let lit: i64 = token
+            .parse()
+            .map_err(|_| format!("expected a literal or 0, found `{token}`"))?;
+        if lit == 0 {
+            ended = true;
+            continue;
+        }
+        let var = lit.unsigned_abs() as usize;
+        if var > num_vars {
+            return Err(format!("literal {lit} is beyond the {num_vars} variables"));
+        }
+        if std::mem::replace(&mut seen[var - 1], true) {
+            return Err(format!("variable {var} is given twice"));
+        }
+        named += 1;
+        test.set(var - 1, lit > 0);
+    }
+    if !ended {
+        return Err("expected 0 to end the test".into());
+    }
+    if named != num_vars {
+        let missing = seen.iter().position(|&s| !s).map_or(0, |v| v + 1);
+        return Err(format!(
+            "the test gives {named} of the {num_vars} variables a value (variable {missing} has none): a test must give every variable a value"
+        ));
+    }
+    Ok(test)
+}
+
+/// The variable count a test file implies when no formula gives it: the length of its 0/1
+/// lines or its largest DIMACS variable; at most [`MAX_VARS`].
+pub fn implied_num_vars(text: &str) -> Result<usize, TestParseError> {
+    let mut most = 0;
+    for (i, line) in text.lines().enumerate() {
+        let Some(line) = test_text(line) else {
+            continue;
+        };
+        let vars = if is_bit_line(line) {
+            line.len() as u64
+        } else {
+            line.split_ascii_whitespace()
+                .filter_map(|t| t.parse::<i64>().ok())
+                .map(i64::unsigned_abs)
+                .max()
+                .unwrap_or(0)
+        };
+        if vars > MAX_VARS as u64 {
+            return Err(TestParseError {
+                line: i + 1,
+                message: format!(
+                    "a test of {vars} variables is beyond the limit of {MAX_VARS} variables"
+                ),
+            });
+        }
+        most = most.max(vars as usize);
+    }
+    Ok(most)
+}
+
+/// A suite file read back to be continued.
+#[derive(Debug)]
+pub struct SuiteFile {
+    pub tests: Vec<Assignment>,
+    /// The format of its last test, which new tests keep.
+    pub format: Option<TestFormat>,
+    /// Where an unterminated last line starts (bytes) and its line number: a write cut short
+    /// by a crash. It is no test; the file is to be cut there before appending.
+    pub torn_tail: Option<(u64, usize)>,
+}
+
+/// Reads a suite to continue it: every complete line must be a test (or blank, or a comment);
+/// an unterminated last line is set apart as torn rather than read.
+pub fn read_suite(text: &str, num_vars: usize) -> Result<SuiteFile, TestParseError> {
+    let (whole, torn_tail) = match text.rfind('\n') {
+        _ if text.is_empty() || text.ends_with('\n') => (text, None),
+        Some(end) => (&text[..=end], Some(((end + 1) as u64, whole_lines(&text[..=end]) + 1))),
+        None => ("", Some((0, 1))),
+    };
+    let tests = read_tests(whole, num_vars)?;
+    let format = whole.lines().rev().find_map(test_text).map(|line| {
+        if is_bit_line(line) {
+            TestFormat::Bits
+        } else {
+            TestFormat::Dimacs
+        }
+    });
+    Ok(SuiteFile {
+        tests,
+        format,
+        torn_tail,
+    })
+}
+
+fn whole_lines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn written(tests: &[Assignment], format: TestFormat) -> String {
+        let mut w = TestWriter::new(Vec::new(), format);
+        for t in tests {
+            w.write(t).unwrap();
+        }
+        assert_eq!(w.written(), tests.len());
+        String::from_utf8(w.out).unwrap()
+    }
+
+    #[test]
+    fn both_formats_round_trip() {
+        let tests = vec![
+            Assignment::from_bit_string("1010").unwrap(),
+            Assignment::from_bit_string("0111").unwrap(),
+        ];
+        for format in [TestFormat::Dimacs, TestFormat::Bits] {
+            assert_eq!(read_tests(&written(&tests, format), 4).unwrap(), tests);
+        }
+    }
+
+    /// A test is one write call: a writer that fails after N calls leaves whole lines.
+    #[test]
+    fn each_test_is_one_write_call() {
+        struct Calls(Vec<Vec<u8>>);
+        impl Write for Calls {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.push(buf.to_vec());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let test = Assignment::from_bit_string(&"10".repeat(6000)).unwrap();
+        for format in [TestFormat::Dimacs, TestFormat::Bits] {
+            let mut w = TestWriter::new(Calls(Vec::new()), format);
+            w.write(&test).unwrap();
+            assert_eq!(w.out.0.len(), 1);
+            assert!(w.out.0[0].ends_with(b"\n"));
+        }
+    }
+
+    #[test]
+    fn malformed_test_lines_are_named() {
+        let err = |text: &str| read_tests(text, 3).unwrap_err().to_string();
+        assert_eq!(
+            err("1 -2 3 0\n1 x 0\n"),
+            "line 2: expected a literal or 0, found `x`"
+        );
+        assert_eq!(
+            err("1 4 0\n"),
+            "line 1: literal 4 is beyond the 3 variables"
+        );
+        assert_eq!(err("1 2 3\n"), "line 1: expected 0 to end the test");
+        assert_eq!(err("0101\n"), "line 1: expected 3 0/1 characters, found 4");
+        assert_eq!(err("1 -1 2 3 0\n"), "line 1: variable 1 is given twice");
+    }
+
+    #[test]
+    fn a_partial_test_is_refused() {
+        let err = read_tests("1 2 0\n", 3).unwrap_err().to_string();
+        assert!(err.contains("gives 2 of the 3 variables"), "{err}");
+        assert!(err.contains("variable 3 has none"), "{err}");
+    }
+
+    #[test]
+    fn v_prefix_and_comments_are_accepted() {
+        let tests = read_tests("c a comment\nv 1 -2 0\n\nv 01\n", 2).unwrap();
+        assert_eq!(tests.len(), 2);
+        assert_eq!(tests[0].to_bit_string(), "10");
+        assert_eq!(tests[1].to_bit_string(), "01");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_set_apart_and_only_there() {
+        let suite = read_suite("1 -2 0\n-1 2 0\n1 2", 2).unwrap();
+        assert_eq!(suite.tests.len(), 2);
+        assert_eq!(suite.torn_tail, Some((14, 3)));
+        assert_eq!(suite.format, Some(TestFormat::Dimacs));
+        let whole = read_suite("10\n01\n", 2).unwrap();
+        assert_eq!(whole.torn_tail, None);
+        assert_eq!(whole.format, Some(TestFormat::Bits));
+        assert_eq!(read_suite("1", 2).unwrap().torn_tail, Some((0, 1)));
+        // A malformed line that is not the last is an error, not a torn tail.
+        assert!(read_suite("1 2\n-1 2 0\n", 2).is_err());
+    }
+
+    #[test]
+    fn implied_variable_count_is_bounded() {
+        assert_eq!(implied_num_vars("1 -3 2 0\n").unwrap(), 3);
+        assert_eq!(implied_num_vars("0110\n").unwrap(), 4);
+        let err = implied_num_vars("99999999999 0\n").unwrap_err().to_string();
+        assert!(err.contains("beyond the limit"), "{err}");
+    }
+
+    proptest! {
+        /// Whatever the text, reading never panics, and what it reads are complete tests.
+        #[test]
+        fn reading_arbitrary_text_never_panics(text in "[-0-9v c\n]{0,60}", vars in 1usize..5) {
+            if let Ok(tests) = read_tests(&text, vars) {
+                prop_assert!(tests.iter().all(|t| t.len() == vars));
+            }
+            let _ = read_suite(&text, vars);
+            let _ = implied_num_vars(&text);
+        }
+
+        #[test]
+        fn written_suites_read_back(bits in proptest::collection::vec("[01]{7}", 0..8), dimacs in any::<bool>()) {
+            let tests: Vec<Assignment> = bits.iter().map(|b| Assignment::from_bit_string(b).unwrap()).collect();
+            let format = if dimacs { TestFormat::Dimacs } else { TestFormat::Bits };
+            let suite = read_suite(&written(&tests, format), 7).unwrap();
+            prop_assert_eq!(suite.tests, tests);
+            prop_assert!(suite.torn_tail.is_none());
+        }
+    }
+}
