@@ -6,8 +6,14 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
-/// The largest variable count accepted; keeps assignments (one bit a variable) within memory.
-pub const MAX_VARS: usize = 1 << 28;
+/// The largest variable count accepted. A run holds about [`BYTES_PER_VAR`] bytes a
+/// variable before its first clause (checker, propagators, samples), so 2^25 variables
+/// already take ~4 GB; past that a declared count is more likely a typo than a formula.
+pub const MAX_VARS: usize = 1 << 25;
+
+/// Memory a run needs per declared variable, measured on `p cnf N 1` formulas; the parser
+/// reserves it once so that a machine that cannot give it gets an error, not an abort.
+pub const BYTES_PER_VAR: usize = 128;
 
 /// Why a DIMACS text was rejected, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,13 +54,14 @@ pub struct Parsed {
     pub warnings: Vec<String>,
 }
 
-/// An error reading a formula file: I/O, decompression or syntax.
+/// An error reading a formula file: I/O, decompression or syntax. The message says it all
+/// (the cause is not chained again, or it would be printed twice).
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: String,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}: cannot decompress ({format}): {message}")]
     Decompress {
@@ -62,16 +69,16 @@ pub enum ReadError {
         format: &'static str,
         message: String,
     },
-    #[error("{path}: {source}")]
-    Parse { path: String, source: ParseError },
+    #[error("{path}: {cause}")]
+    Parse { path: String, cause: ParseError },
 }
 
 /// Reads a formula from a file, or from standard input when the path is `-`.
 pub fn read_file(path: &Path, strictness: Strictness) -> Result<Parsed, ReadError> {
     let name = path.display().to_string();
-    let io_err = |source| ReadError::Io {
+    let io_err = |cause| ReadError::Io {
         path: name.clone(),
-        source,
+        cause,
     };
     let mut raw = Vec::new();
     if name == "-" {
@@ -86,7 +93,7 @@ pub fn read_file(path: &Path, strictness: Strictness) -> Result<Parsed, ReadErro
         format,
         message,
     })?;
-    parse(&text, strictness).map_err(|source| ReadError::Parse { path: name, source })
+    parse(&text, strictness).map_err(|cause| ReadError::Parse { path: name, cause })
 }
 
 /// Undoes gzip or xz compression, recognised by magic bytes; other input is returned as is.
@@ -364,6 +371,19 @@ impl Parser<'_> {
             }
             return Ok(());
         }
+        let mut probe: Vec<u8> = Vec::new();
+        if probe.try_reserve_exact(numbers[0] * BYTES_PER_VAR).is_err() {
+            return Err(error(
+                line_no,
+                toks[2].0,
+                format!(
+                    "cannot allocate memory for {} variables (about {} MB)",
+                    numbers[0],
+                    (numbers[0] * BYTES_PER_VAR) >> 20
+                ),
+            ));
+        }
+        drop(probe);
         self.header = Some((numbers[0], numbers[1]));
         self.cnf = Cnf::new(numbers[0]);
         self.support_seen = vec![false; numbers[0] + 1];
@@ -542,7 +562,7 @@ mod tests {
             ("p cnf 2 1\nc ind 1 0\nc p show 2 0\n1 0\n", "line 3, column 1: `c ind` and `c p show` lines may not be mixed in one file"),
             ("c ind 1 5 0\np cnf 2 1\n1 0\n", "line 1, column 9: sampling-set variable 5 is not in 1..=2"),
             ("p cnf 2 1\n99999999999999 0\n", "line 2, column 1: expected a literal (a non-zero integer) or 0, found `99999999999999`"),
-            ("p cnf 999999999 1\n", "line 1, column 7: 999999999 variables is more than the 268435456 supported"),
+            ("p cnf 999999999 1\n", "line 1, column 7: 999999999 variables is more than the 33554432 supported"),
         ];
         for (input, expected) in cases {
             assert_eq!(message(input), expected, "input {input:?}");

@@ -1,36 +1,12 @@
 //! End-to-end tests of the `snapsat` binary: suites are checked by `snapsat verify` and by an
 //! independent clause check written here.
 
+mod common;
+
+use common::{case_study, snapsat, stderr};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn snapsat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_snapsat"))
-        .args(args)
-        .output()
-        .expect("snapsat runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A case study from `../shared/benchmarks/paper/`, or `None` (with a note) when absent.
-fn case_study(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/benchmarks/paper")
-        .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!(
-            "skipping: {} is missing (run scripts/fetch-benchmarks)",
-            path.display()
-        );
-        None
-    }
-}
 
 /// `sample` arguments whose rounds go on until stopped (zero improvement needed, on the
 /// information metric), on one thread.

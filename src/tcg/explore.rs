@@ -12,6 +12,7 @@ use super::lang::{BinOp, Expr};
 use super::rules::{BlockId, BlockKind, Instr, Rules};
 use super::term::{TermId, Terms};
 use super::traces::Trace;
+use crate::budget::Budget;
 use crate::oracle::Oracle;
 use std::collections::HashMap;
 
@@ -61,6 +62,7 @@ pub enum InputValue {
 pub struct Explorer<'a> {
     rules: &'a Rules,
     oracle: &'a dyn Oracle,
+    budget: Budget<'a>,
     loop_k: usize,
     method: BlockId,
     pub terms: Terms,
@@ -70,6 +72,8 @@ pub struct Explorer<'a> {
     pub solver_calls: u64,
     /// Runs started (each follows one list of decisions).
     pub runs: u64,
+    /// The budget ran out: what was found so far is all there is.
+    pub out_of_time: bool,
 }
 
 impl<'a> Explorer<'a> {
@@ -80,6 +84,7 @@ impl<'a> Explorer<'a> {
         width: u32,
         loop_k: usize,
         oracle: &'a dyn Oracle,
+        budget: Budget<'a>,
     ) -> Option<Self> {
         let (block, params) = rules.methods.get(method)?.clone();
         let mut terms = Terms::new(width);
@@ -100,6 +105,7 @@ impl<'a> Explorer<'a> {
         Some(Explorer {
             rules,
             oracle,
+            budget,
             loop_k,
             method: block,
             terms,
@@ -107,6 +113,7 @@ impl<'a> Explorer<'a> {
             feasible: HashMap::new(),
             solver_calls: 0,
             runs: 0,
+            out_of_time: false,
         })
     }
 
@@ -122,6 +129,10 @@ impl<'a> Explorer<'a> {
         let mut decisions: Vec<usize> = Vec::new();
         let mut found = Vec::new();
         loop {
+            if self.budget.exhausted() {
+                self.out_of_time = true;
+                return Ok((found, true));
+            }
             self.runs += 1;
             let mut run = Run {
                 ex: self,
@@ -146,6 +157,10 @@ impl<'a> Explorer<'a> {
                     if found.len() >= limit {
                         return Ok((found, true));
                     }
+                }
+                Err(Stop::Solver(_)) if self.budget.exhausted() => {
+                    self.out_of_time = true;
+                    return Ok((found, true));
                 }
                 Err(Stop::Solver(why)) => return Err(why),
                 Err(Stop::Infeasible | Stop::Bounded | Stop::Mismatch) => {}
@@ -184,7 +199,7 @@ impl<'a> Explorer<'a> {
             }
             self.solver_calls += 1;
             let bounded = bits < self.terms.width();
-            let timeout = bounded.then_some(SMALL_INPUT_TIMEOUT);
+            let timeout = self.budget.cap(bounded.then_some(SMALL_INPUT_TIMEOUT));
             match bitblast::solve(&self.terms, &constraints, self.oracle, timeout) {
                 Ok(Some(found)) => {
                     values = Some(found);
@@ -214,7 +229,8 @@ impl<'a> Explorer<'a> {
             return Ok(known);
         }
         self.solver_calls += 1;
-        let feasible = bitblast::solve(&self.terms, path, self.oracle, None)?.is_some();
+        let timeout = self.budget.cap(None);
+        let feasible = bitblast::solve(&self.terms, path, self.oracle, timeout)?.is_some();
         self.feasible.insert(path.to_vec(), feasible);
         Ok(feasible)
     }

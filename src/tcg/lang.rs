@@ -277,9 +277,17 @@ fn lex(source: &str) -> Result<Vec<(Token, Pos)>, SyntaxError> {
     Ok(tokens)
 }
 
+/// How deeply expressions and statements may nest (parentheses, unary operators, chains of
+/// binary operators, blocks): every later pass walks the tree recursively, so a deeper one
+/// is refused with its position rather than overflowing the stack. 256 keeps the parser
+/// within a 2 MiB thread stack (about ten frames a level of parentheses).
+pub const MAX_NESTING: usize = 256;
+
 struct Parser {
     tokens: Vec<(Token, Pos)>,
     at: usize,
+    /// Nesting of the construct being parsed.
+    depth: usize,
 }
 
 /// Parses a program; errors name line, column and what was expected.
@@ -287,6 +295,7 @@ pub fn parse(source: &str) -> Result<Program, SyntaxError> {
     let mut p = Parser {
         tokens: lex(source)?,
         at: 0,
+        depth: 0,
     };
     let mut methods: Vec<Method> = Vec::new();
     while p.peek() != &Token::End {
@@ -309,6 +318,12 @@ impl Parser {
 
     fn pos(&self) -> Pos {
         self.tokens[self.at].1
+    }
+
+    /// The token `ahead` places on; past the end, the end token.
+    fn peek_at(&self, ahead: usize) -> &Token {
+        let last = self.tokens.len() - 1;
+        &self.tokens[(self.at + ahead).min(last)].0
     }
 
     fn next(&mut self) -> (Token, Pos) {
@@ -392,7 +407,29 @@ impl Parser {
         })
     }
 
+    /// Runs `parse` `1 + extra` levels deeper, refusing to go past [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        extra: usize,
+        parse: impl FnOnce(&mut Self) -> Result<T, SyntaxError>,
+    ) -> Result<T, SyntaxError> {
+        if self.depth + extra >= MAX_NESTING {
+            return error(
+                self.pos(),
+                format!("the program nests deeper than {MAX_NESTING} levels (parentheses, operators, blocks)"),
+            );
+        }
+        self.depth += 1 + extra;
+        let parsed = parse(self);
+        self.depth -= 1 + extra;
+        parsed
+    }
+
     fn block(&mut self) -> Result<Vec<Stmt>, SyntaxError> {
+        self.nested(0, Self::block_inside)
+    }
+
+    fn block_inside(&mut self) -> Result<Vec<Stmt>, SyntaxError> {
         self.expect("{")?;
         let mut stmts = Vec::new();
         while !self.eat("}") {
@@ -409,7 +446,7 @@ impl Parser {
         if self.is("{") {
             self.block()
         } else {
-            Ok(vec![self.stmt()?])
+            Ok(vec![self.nested(0, Self::stmt)?])
         }
     }
 
@@ -457,7 +494,7 @@ impl Parser {
             return Ok(Stmt::Block(self.block()?));
         }
         if let (Token::Name(name), Token::Symbol(s)) =
-            (self.peek().clone(), &self.tokens[self.at + 1].0)
+            (self.peek().clone(), self.peek_at(1))
         {
             if *s == "=" || *s == "[" && self.assignment_to_index() {
                 self.next();
@@ -507,7 +544,7 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr, SyntaxError> {
-        self.binary(0)
+        self.nested(0, |p| p.binary(0))
     }
 
     fn binary(&mut self, level: usize) -> Result<Expr, SyntaxError> {
@@ -528,11 +565,16 @@ impl Parser {
             return self.unary();
         }
         let mut left = self.binary(level + 1)?;
+        // Each operator of a chain nests the tree one level deeper on the left.
+        let mut chain = 0;
         'more: loop {
             for &(symbol, op) in LEVELS[level] {
                 if self.is(symbol) {
-                    let pos = self.next().1;
-                    let right = self.binary(level + 1)?;
+                    chain += 1;
+                    let (pos, right) = self.nested(chain, |p| {
+                        let pos = p.next().1;
+                        Ok((pos, p.binary(level + 1)?))
+                    })?;
                     left = Expr::Binary(op, Box::new(left), Box::new(right), pos);
                     continue 'more;
                 }
@@ -544,13 +586,13 @@ impl Parser {
     fn unary(&mut self) -> Result<Expr, SyntaxError> {
         let pos = self.pos();
         if self.eat("-") {
-            return Ok(match self.unary()? {
+            return Ok(match self.nested(0, Self::unary)? {
                 Expr::Int(v, _) => Expr::Int(-v, pos),
                 e => Expr::Neg(Box::new(e), pos),
             });
         }
         if self.eat("!") {
-            return Ok(Expr::Not(Box::new(self.unary()?), pos));
+            return Ok(Expr::Not(Box::new(self.nested(0, Self::unary)?), pos));
         }
         self.primary()
     }
@@ -606,6 +648,34 @@ mod tests {
         assert_eq!(names, ["lcm", "gcd", "abs"]);
         assert!(matches!(p.methods[0].body[2], Stmt::Try(..)));
         assert!(matches!(p.methods[1].body[0], Stmt::While(..)));
+    }
+
+    /// Found by `scripts/fuzz`: a name as the very last token was looked past.
+    #[test]
+    fn a_program_ending_in_a_name_is_an_error_not_a_panic() {
+        let err = parse("int f(int x) { if (x < 1) x").unwrap_err();
+        assert_eq!((err.pos.line, err.pos.column), (1, 27), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_with_its_position() {
+        let deep = |open: &str, inner: &str, close: &str, n: usize| {
+            format!("int f(int a) {{ return {}{inner}{}; }}", open.repeat(n), close.repeat(n))
+        };
+        for program in [
+            deep("(", "a", ")", 5000),
+            deep("-", "a", "", 100_000),
+            deep("!", "a", "", 100_000),
+            format!("int f(int a) {{ return {}; }}", vec!["a"; 20_000].join(" + ")),
+            format!("int f(int a) {{ {}a = 1;{} return a; }}", "{".repeat(20_000), "}".repeat(20_000)),
+            format!("int f(int a) {{ {}a = 1;{} return a; }}", "if (a > 0) ".repeat(5000), ""),
+        ] {
+            let err = parse(&program).unwrap_err();
+            assert!(err.message.contains("nests deeper than"), "{err}");
+            assert_eq!(err.pos.line, 1);
+        }
+        // Just inside the limit still parses.
+        assert!(parse(&deep("(", "a", ")", MAX_NESTING / 2)).is_ok());
     }
 
     #[test]

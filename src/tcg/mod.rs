@@ -17,6 +17,7 @@ pub mod rules;
 pub mod term;
 pub mod traces;
 
+use crate::budget::Budget;
 use crate::oracle::Oracle;
 use explore::{Explorer, InputValue, Path, PathEnd};
 use rules::Rules;
@@ -93,6 +94,8 @@ pub struct TcgReport {
     pub infeasible_traces: Vec<String>,
     pub guided: Generation,
     pub non_guided: Generation,
+    /// The time limit or an interrupt cut the run short: it reports what was found by then.
+    pub time_limit_reached: bool,
     /// The terms the guided tests' constraints refer to (for [`emit_cnf`]).
     #[serde(skip)]
     pub terms: term::Terms,
@@ -107,48 +110,69 @@ pub enum TcgError {
     Solver(String),
 }
 
-/// `guidedTCG(M, loop-k)` and the non-guided baseline for the same method.
-pub fn run(rules: &Rules, config: &TcgConfig, oracle: &dyn Oracle) -> Result<TcgReport, TcgError> {
+/// `guidedTCG(M, loop-k)` and the non-guided baseline for the same method, within `budget`
+/// (what was found when it runs out is reported, marked as cut short).
+pub fn run(
+    rules: &Rules,
+    config: &TcgConfig,
+    oracle: &dyn Oracle,
+    budget: Budget,
+) -> Result<TcgReport, TcgError> {
     let unknown = || TcgError::UnknownMethod(config.method.clone());
     rules.method_block(&config.method).ok_or_else(unknown)?;
     let sliced = config.criterion == Criterion::AllLocalPaths;
     let traces = traces::generate(rules, &config.method, config.loop_k, sliced, config.limit);
+    let explorer = || {
+        Explorer::new(rules, &config.method, config.width, config.loop_k, oracle, budget)
+            .ok_or_else(unknown)
+    };
 
-    let mut ex = Explorer::new(rules, &config.method, config.width, config.loop_k, oracle)
-        .ok_or_else(unknown)?;
+    let mut ex = explorer()?;
     let mut guided = Vec::new();
     let mut infeasible = Vec::new();
     for trace in &traces {
         let (paths, _) = ex.explore(Some(trace), true, 1).map_err(TcgError::Solver)?;
+        if ex.out_of_time {
+            break;
+        }
         match paths.into_iter().next() {
-            Some(path) => guided.push(test_case(rules, &config.method, &mut ex, path)?),
+            Some(path) => match test_case(rules, &config.method, &mut ex, path) {
+                Ok(case) => guided.push(case),
+                Err(_) if budget.exhausted() => break,
+                Err(e) => return Err(e),
+            },
             None => infeasible.push(trace.show(rules)),
         }
     }
+    let mut time_limit_reached = ex.out_of_time || budget.exhausted();
     let guided = Generation {
         coverage: coverage(rules, &config.method, &guided),
         test_cases: guided,
         solver_calls: ex.solver_calls,
         runs: ex.runs,
-        truncated: traces.len() >= config.limit,
+        truncated: traces.len() >= config.limit || time_limit_reached,
     };
     let terms = ex.terms;
 
-    let mut ex = Explorer::new(rules, &config.method, config.width, config.loop_k, oracle)
-        .ok_or_else(unknown)?;
+    let mut ex = explorer()?;
     let (paths, truncated) = ex
         .explore(None, false, config.limit)
         .map_err(TcgError::Solver)?;
     let mut plain = Vec::new();
     for path in paths {
-        plain.push(test_case(rules, &config.method, &mut ex, path)?);
+        match test_case(rules, &config.method, &mut ex, path) {
+            Ok(case) => plain.push(case),
+            Err(_) if budget.exhausted() => break,
+            Err(e) => return Err(e),
+        }
     }
+    time_limit_reached |= ex.out_of_time || budget.exhausted();
     let non_guided = Generation {
         coverage: coverage(rules, &config.method, &plain),
         test_cases: plain,
         solver_calls: ex.solver_calls,
         runs: ex.runs,
-        truncated,
+        truncated: truncated || time_limit_reached,
     };
     Ok(TcgReport {
         method: config.method.clone(),
@@ -160,6 +184,7 @@ pub fn run(rules: &Rules, config: &TcgConfig, oracle: &dyn Oracle) -> Result<Tcg
         infeasible_traces: infeasible,
         guided,
         non_guided,
+        time_limit_reached,
         terms,
     })
 }
@@ -276,7 +301,7 @@ mod tests {
             width,
             limit: 10_000,
         };
-        run(&rules, &config, &Splr).unwrap()
+        run(&rules, &config, &Splr, crate::budget::Budget::unlimited()).unwrap()
     }
 
     fn input(t: &TestCase, name: &str) -> i64 {

@@ -1,0 +1,172 @@
+//! Where results go, without harming what is already there: no output may be an input,
+//! the suite's file is created only when its first test is ready, and whole-file outputs
+//! (statistics, emitted CNF) appear complete or not at all.
+
+use crate::failure::{usage, Classify, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// True when `a` and `b` name the same file: the same inode where both exist (through
+/// links, `..` and symlinks), else the same absolute path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    let absolute = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(parent.canonicalize().ok()?.join(p.file_name()?))
+    };
+    matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Refuses (exit 2) an output that is an input or another output: `-o f.cnf` on the formula
+/// would destroy it. `-` (standard input) is no file.
+pub fn check_distinct(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        for (what, input) in inputs.iter().filter(|(_, p)| p.as_os_str() != "-") {
+            if same_file(out, input) {
+                return Err(usage(format!(
+                    "{flag} {} is the {what}: it would be overwritten; choose another file",
+                    out.display()
+                )));
+            }
+        }
+        for (other, earlier) in &outputs[..i] {
+            if same_file(out, earlier) {
+                return Err(usage(format!(
+                    "{flag} and {other} are the same file ({}); give each its own",
+                    out.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A file opened (created, truncated or appended to) at the first write, so that a run that
+/// ends before its first test (unsatisfiable, a malformed flag, no solution in time) leaves
+/// an existing file as it was.
+pub struct LazyFile {
+    path: PathBuf,
+    append: bool,
+    file: Option<File>,
+}
+
+impl LazyFile {
+    pub fn create(path: &Path) -> Self {
+        LazyFile {
+            path: path.to_owned(),
+            append: false,
+            file: None,
+        }
+    }
+
+    pub fn append(path: &Path) -> Self {
+        LazyFile {
+            append: true,
+            ..LazyFile::create(path)
+        }
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let mut options = OpenOptions::new();
+            if self.append {
+                options.append(true);
+            } else {
+                options.write(true).create(true).truncate(true);
+            }
+            let file = options.open(&self.path).map_err(|e| {
+                io::Error::new(e.kind(), format!("{}: {e}", self.path.display()))
+            })?;
+            self.file = Some(file);
+        }
+        Ok(self.file.as_mut().expect("just opened"))
+    }
+}
+
+impl Write for LazyFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file()?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes a whole file through a temporary file in the same folder and a rename: readers
+/// and a crash see the old file or the new one, never half of one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.as_deref().unwrap_or("output"),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut file = File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.output(path.display())
+}
+
+/// Writes `text` to standard output; a closed or full stdout is an error (exit 1), not a panic.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .output("standard output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_file_is_found_through_links_and_dots() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f.cnf");
+        std::fs::write(&f, "p cnf 1 0\n").unwrap();
+        let link = dir.path().join("link.cnf");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        let dotted = dir.path().join(".").join("f.cnf");
+        assert!(same_file(&f, &link));
+        assert!(same_file(&f, &dotted));
+        assert!(!same_file(&f, &dir.path().join("g.cnf")));
+        let new = dir.path().join("new.txt");
+        assert!(same_file(&new, &dir.path().join(".").join("new.txt")));
+    }
+
+    #[test]
+    fn a_lazy_file_is_untouched_until_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("suite.txt");
+        std::fs::write(&f, "kept\n").unwrap();
+        drop(LazyFile::create(&f));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "kept\n");
+        let mut lazy = LazyFile::create(&f);
+        lazy.write_all(b"new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new\n");
+    }
+}

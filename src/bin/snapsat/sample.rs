@@ -1,0 +1,354 @@
+//! `snapsat sample`: build a test suite, writing each test as it is found.
+
+use crate::failure::{say, status, usage, Classify, Failure, Result};
+use crate::launch::{Launch, MAX_THREADS};
+use crate::output::{check_distinct, write_atomically, LazyFile};
+use crate::summary;
+use crate::{read_formula, InputArgs, OutputFormat};
+use clap::Args;
+use snapsat::assignment::Assignment;
+use snapsat::distribute;
+use snapsat::oracle::Splr;
+use snapsat::quicksampler::{self, QuickConfig};
+use snapsat::sampler::{
+    self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
+};
+use snapsat::testfile::{read_suite, TestFormat, TestWriter};
+use snapsat::verify::Checker;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
+const MAX_TIME_LIMIT: f64 = 1e9;
+/// The largest N: the delta pool holds up to N(N−1)/2 pairs.
+const MAX_SAMPLES: u64 = 10_000;
+/// The most clusters (k) and in-process ranks.
+const MAX_CLUSTERS: u64 = 1_000;
+const MAX_RANKS: u64 = 1_024;
+
+/// Which sampler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Snap (Chen, Shen, Menzies): every test verified.
+    Snap,
+    /// The QuickSampler baseline (Dutra et al.): candidates unchecked until the end; only
+    /// valid ones are written, and their share is reported as credibility.
+    Quicksampler,
+}
+
+#[derive(Args)]
+pub struct SampleArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The sampler.
+    #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
+    pub algorithm: Algorithm,
+    /// Write tests here (default: standard output), one a line, each as soon as it is found.
+    /// The file is created (or emptied) only once the first test is ready.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// How tests are written (a resumed file keeps its own).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Dimacs)]
+    pub format: OutputFormat,
+    /// Seed of every random choice: the same seed gives the same suite.
+    #[arg(short, long, default_value_t = 0)]
+    pub seed: u64,
+    /// N: initial solver solutions, and candidates per centroid per round (2 to 10000).
+    #[arg(short = 'n', long, default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(2..=MAX_SAMPLES))]
+    pub samples: u64,
+    /// k: clusters (centroids mutated per round; 1 to 1000).
+    #[arg(short = 'k', long, default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_CLUSTERS))]
+    pub clusters: u64,
+    /// X: go on while the suite's NCD improves by at least this many percent per round.
+    #[arg(short = 'x', long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub min_improvement: f64,
+    /// The measure X applies to: NCD (Eq. 2) of the suite projected onto `c ind` (all
+    /// variables when there is none), Eq. 2's numerator alone, or pairwise literal coverage.
+    #[arg(long, value_enum, default_value_t = StopMetric::Ncd)]
+    pub stop_metric: StopMetric,
+    /// T: stop after this many seconds, keeping every test found.
+    #[arg(short = 't', long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub time_limit: f64,
+    /// Stop once the suite holds this many tests.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tests: Option<u64>,
+    /// Stop after this many rounds (Snap).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u64>,
+    /// Stop once this many candidates were produced (QuickSampler).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_candidates: Option<u64>,
+    /// Worker threads of each rank, 1 to 1024 (default: the cores of the machine shared by
+    /// its ranks; RAYON_NUM_THREADS also sets it).
+    #[arg(short = 'j', long,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
+    pub threads: Option<u64>,
+    /// Spread the work over this many ranks in this process (Snap; 1 to 1024); under
+    /// `mpirun` or `srun` with an MPI build, the job's processes are the ranks instead.
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_RANKS))]
+    pub ranks: u64,
+    /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified
+    /// again, count as found, and new tests are appended to FILE in its format (Snap). An
+    /// unterminated last line (a write cut short by a crash) is dropped, and said so.
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
+    pub resume: Option<PathBuf>,
+    /// Write run statistics as JSON here (replaced whole at the end of the run).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// No summary or progress on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The flags' values, checked: every number within what the run can use.
+fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
+    let t = args.time_limit;
+    if !(t > 0.0 && t <= MAX_TIME_LIMIT) {
+        return Err(usage(format!(
+            "--time-limit must be a number of seconds above 0 and at most {MAX_TIME_LIMIT:e}, not {t}"
+        )));
+    }
+    if !(args.min_improvement >= 0.0 && args.min_improvement <= 1e6) {
+        return Err(usage(format!(
+            "--min-improvement must be a percentage from 0 to 1e6, not {}",
+            args.min_improvement
+        )));
+    }
+    if args.algorithm == Algorithm::Quicksampler && (args.ranks > 1 || args.resume.is_some()) {
+        return Err(usage("--ranks and --resume work with --algorithm snap only"));
+    }
+    Ok(Duration::from_secs_f64(t))
+}
+
+/// Writes tests and shows progress as the sampler reports them.
+struct CliObserver<W: Write> {
+    writer: TestWriter<W>,
+    progress: bool,
+    start: Instant,
+}
+
+impl<W: Write> Observer for CliObserver<W> {
+    fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
+        self.writer.write(test)
+    }
+
+    fn round(&mut self, r: &RoundStats) {
+        if self.progress {
+            use std::io::Write as _;
+            let _ = write!(
+                std::io::stderr(),
+                "\r\x1b[2Ksnapsat: round {} · {} tests · NCD {:.4} · {:.1} s",
+                r.round,
+                r.suite_size,
+                r.ncd,
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// The tests of the suite being resumed, and where its file is to be cut first (a torn
+/// last line), with the format its lines have.
+struct Resumed {
+    tests: Vec<Assignment>,
+    format: Option<TestFormat>,
+    cut_at: Option<u64>,
+}
+
+/// Reads an earlier suite back: every line a complete test of this formula (exit 2 naming
+/// the line otherwise), an unterminated last line set apart.
+fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).input(format!("cannot read the suite to resume, {shown}"))?;
+    let text = std::str::from_utf8(&bytes).input(format!("{shown} is not a test file"))?;
+    let suite = read_suite(text, checker.cnf().num_vars()).input(&shown)?;
+    if let Some((i, clause)) = suite
+        .tests
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
+    {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "{shown}: test {} falsifies clause {}: it is not a suite of this formula",
+            i + 1,
+            clause + 1
+        )));
+    }
+    if let Some((_, line)) = suite.torn_tail {
+        if !quiet {
+            say!("snapsat: note: {shown}: line {line} has no end (a write cut short, as by a crash); it is no test and is dropped");
+        }
+    }
+    Ok(Resumed {
+        tests: suite.tests,
+        format: suite.format,
+        cut_at: suite.torn_tail.map(|(offset, _)| offset),
+    })
+}
+
+pub fn run(args: SampleArgs) -> Result<ExitCode> {
+    let time_limit = checked_time_limit(&args)?;
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    outputs.extend(args.output.as_deref().map(|p| ("-o", p)));
+    outputs.extend(args.resume.as_deref().map(|p| ("--resume", p)));
+    outputs.extend(args.stats.as_deref().map(|p| ("--stats", p)));
+    check_distinct(&[("formula", &args.input.formula)], &outputs)?;
+
+    let launch = Launch::detect(args.ranks as usize)?;
+    let threads = launch.threads_per_rank(args.threads.map(|t| t as usize));
+    if launch.ranks() == 1 || launch.rank() > 0 {
+        // This process's own work runs on the global pool; coordinated ranks build their own.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start the worker threads: {e}"))?;
+    }
+    let quiet = args.quiet || launch.rank() > 0;
+    let t = Instant::now();
+    let cnf = read_formula(&args.input, quiet)?;
+    let parse_seconds = t.elapsed().as_secs_f64();
+
+    let interrupt = Arc::new(AtomicBool::new(false));
+    {
+        let interrupt = interrupt.clone();
+        ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed))
+            .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
+    }
+    let checker = Checker::new(&cnf);
+    #[cfg(feature = "mpi")]
+    if let Launch::Mpi(job) = &launch {
+        if job.rank() > 0 {
+            use anyhow::Context as _;
+            job.serve(threads, &checker, &Splr, &interrupt)
+                .with_context(|| format!("rank {}", job.rank()))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let resumed = match &args.resume {
+        Some(path) => resumed_tests(path, &checker, quiet)?,
+        None => Resumed {
+            tests: Vec::new(),
+            format: None,
+            cut_at: None,
+        },
+    };
+    let format = resumed.format.unwrap_or(args.format.into());
+    let out: Box<dyn Write> = match (&args.output, &args.resume) {
+        (Some(path), _) => Box::new(LazyFile::create(path)),
+        (None, Some(path)) => {
+            if let Some(offset) = resumed.cut_at {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|f| f.set_len(offset))
+                    .output(path.display())?;
+            }
+            Box::new(LazyFile::append(path))
+        }
+        (None, None) => Box::new(std::io::stdout()),
+    };
+    let mut observer = CliObserver {
+        writer: TestWriter::new(out, format),
+        progress: !quiet && std::io::stderr().is_terminal(),
+        start: Instant::now(),
+    };
+    let result = match args.algorithm {
+        Algorithm::Snap => {
+            let config = SnapConfig {
+                samples: args.samples as usize,
+                clusters: args.clusters as usize,
+                min_improvement: args.min_improvement / 100.0,
+                time_limit,
+                max_tests: args.max_tests.map(|n| n as usize),
+                max_rounds: args.max_rounds.map(|n| n as usize),
+                seed: args.seed,
+                stop_metric: args.stop_metric,
+                ..Default::default()
+            };
+            let run = Sampling {
+                checker: &checker,
+                oracle: &Splr,
+                config: &config,
+                resumed: &resumed.tests,
+                interrupt: &interrupt,
+            };
+            let report = match &launch {
+                Launch::Process { ranks: 1 } => sampler::sample_in_process(&run, &mut observer),
+                Launch::Process { ranks } => {
+                    distribute::local::sample(*ranks, threads, &run, &mut observer)
+                }
+                #[cfg(feature = "mpi")]
+                Launch::Mpi(job) => job.coordinate(threads, &run, &mut observer),
+            };
+            report.map(summary::RunReport::Snap)
+        }
+        Algorithm::Quicksampler => {
+            let config = QuickConfig {
+                time_limit,
+                max_tests: args.max_tests.map(|n| n as usize),
+                max_candidates: args.max_candidates.map(|n| n as usize),
+                seed: args.seed,
+            };
+            quicksampler::sample(&checker, &Splr, &config, &mut observer, &interrupt)
+                .map(summary::RunReport::Quick)
+        }
+    };
+    if observer.progress {
+        say!();
+    }
+    let report = match result {
+        Ok(report) => report,
+        Err(SampleError::Unsat) => {
+            say!(
+                "snapsat: {}: the formula is unsatisfiable: no test exists",
+                args.input.formula.display()
+            );
+            return Ok(ExitCode::from(status::UNSAT));
+        }
+        Err(SampleError::Unknown(why)) => {
+            say!("snapsat: no solution found ({why}); try a longer --time-limit");
+            return Ok(ExitCode::from(status::UNKNOWN));
+        }
+        Err(SampleError::Output(e)) => return Err(e).output("the tests"),
+        Err(e @ SampleError::Distribution(_)) => return Err(anyhow::Error::from(e).into()),
+    };
+    if let Some(path) = &args.stats {
+        let stats = summary::RunStats {
+            algorithm: args.algorithm,
+            formula: args.input.formula.display().to_string(),
+            variables: cnf.num_vars(),
+            clauses: cnf.num_clauses(),
+            independent_support: cnf.independent_support().len(),
+            seed: args.seed,
+            samples: args.samples,
+            clusters: args.clusters,
+            min_improvement_percent: args.min_improvement,
+            stop_metric: args.stop_metric,
+            time_limit_seconds: args.time_limit,
+            launch: launch.name(),
+            num_ranks: launch.ranks(),
+            threads_per_rank: threads,
+            parse_seconds,
+            peak_memory_bytes: summary::peak_memory_bytes(),
+            report: &report,
+        };
+        let json = serde_json::to_string_pretty(&stats).map_err(anyhow::Error::from)? + "\n";
+        write_atomically(path, json.as_bytes())?;
+    }
+    if !args.quiet {
+        summary::print(&report);
+    }
+    Ok(if report.stop() == StopReason::Interrupted {
+        ExitCode::from(status::INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

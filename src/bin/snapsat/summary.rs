@@ -1,0 +1,162 @@
+//! What a run tells its user: the summary on standard error and the `--stats` JSON.
+
+use crate::failure::say;
+use crate::sample::Algorithm;
+use serde::Serialize;
+use snapsat::quicksampler::QuickReport;
+use snapsat::sampler::{Report, StopMetric, StopReason};
+
+/// The figures of either sampler, as written to `--stats`.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum RunReport {
+    Snap(Report),
+    Quick(QuickReport),
+}
+
+#[derive(Serialize)]
+pub struct RunStats<'a> {
+    pub algorithm: Algorithm,
+    pub formula: String,
+    pub variables: usize,
+    pub clauses: usize,
+    pub independent_support: usize,
+    pub seed: u64,
+    pub samples: u64,
+    pub clusters: u64,
+    pub min_improvement_percent: f64,
+    pub stop_metric: StopMetric,
+    pub time_limit_seconds: f64,
+    pub launch: &'static str,
+    pub num_ranks: usize,
+    pub threads_per_rank: usize,
+    pub parse_seconds: f64,
+    pub peak_memory_bytes: Option<u64>,
+    #[serde(flatten)]
+    pub report: &'a RunReport,
+}
+
+/// Peak resident memory of this process, from the kernel (Linux only).
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl RunReport {
+    /// Why the run stopped.
+    pub fn stop(&self) -> StopReason {
+        match self {
+            RunReport::Snap(r) => r.stop,
+            RunReport::Quick(r) => r.stop.unwrap_or(StopReason::TimeLimit),
+        }
+    }
+}
+
+/// The summary of either sampler on standard error.
+pub fn print(report: &RunReport) {
+    match report {
+        RunReport::Snap(r) => summarize(r),
+        RunReport::Quick(r) => summarize_quick(r),
+    }
+}
+
+fn stop_text(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Converged => "NCD stopped improving",
+        StopReason::TimeLimit => "time limit reached",
+        StopReason::MaxTests => "--max-tests reached",
+        StopReason::MaxRounds => "--max-rounds reached",
+        StopReason::NoNewTests => "a round found no new test",
+        StopReason::Interrupted => "interrupted",
+    }
+}
+
+fn summarize_quick(r: &QuickReport) {
+    say!(
+        "snapsat: QuickSampler: {} distinct valid tests in {:.2} s, {} epochs ({}); NCD {:.4} over {} variables",
+        r.distinct_tests,
+        r.seconds.total,
+        r.epochs,
+        stop_text(r.stop.unwrap_or(StopReason::TimeLimit)),
+        r.ncd,
+        r.ncd_variables
+    );
+    say!(
+        "snapsat: {} distinct candidates, credibility {:.1}% ({} valid); {} atomic mutations, {} unflippable variables; {} solver calls",
+        r.candidates,
+        r.credibility_percent,
+        r.valid_candidates,
+        r.atomic_mutations,
+        r.unflippable_vars,
+        r.solver_calls
+    );
+}
+
+fn summarize(r: &Report) {
+    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
+    let stop = stop_text(r.stop);
+    say!(
+        "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {:.4} over {} variables",
+        r.distinct_tests,
+        r.seconds.total,
+        r.rounds.len().saturating_sub(1),
+        ncd,
+        r.ncd_variables
+    );
+    say!(
+        "snapsat: {} candidates, {:.1}% valid before repair, {} repaired, {} failed repairs; solver calls: {} generate, {} repair",
+        r.candidates,
+        r.valid_before_repair_percent,
+        r.repaired,
+        r.failed_repairs,
+        r.solver_calls.generate,
+        r.solver_calls.repair
+    );
+    let latency = |phase: &str| {
+        r.latency.get(phase).map_or(String::new(), |q| {
+            format!(
+                " · {} {} p50 {} p99 {}",
+                phase.replace('_', " "),
+                q.count,
+                millis(q.p50_us),
+                millis(q.p99_us)
+            )
+        })
+    };
+    say!(
+        "snapsat: {:.1} candidates/s, {:.1} tests/s{}{}{}",
+        r.throughput.candidates_per_second,
+        r.throughput.tests_per_second,
+        latency("initial_solve"),
+        latency("repair"),
+        latency("round_trip")
+    );
+    if r.ranks.len() > 1 {
+        for rank in &r.ranks {
+            say!(
+                "snapsat:   rank {}: {} threads, {} tasks, busy {:.2} s, {} messages, {:.1} KiB out, {:.1} KiB back",
+                rank.rank,
+                rank.threads,
+                rank.tasks,
+                rank.busy_seconds,
+                rank.messages,
+                rank.bytes_to_rank as f64 / 1024.0,
+                rank.bytes_from_rank as f64 / 1024.0
+            );
+        }
+    }
+    for why in &r.unknown {
+        say!("snapsat: note: some solver calls gave up: {why}");
+    }
+}
+
+/// Microseconds as a short human figure.
+fn millis(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{us:.0} µs")
+    }
+}

@@ -1,0 +1,32 @@
+//! Helpers shared by the end-to-end tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn snapsat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(args)
+        .output()
+        .expect("snapsat runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A case study from `../shared/benchmarks/paper/`, or `None` (with a note) when absent.
+pub fn case_study(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/benchmarks/paper")
+        .join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!(
+            "skipping: {} is missing (run scripts/fetch-benchmarks)",
+            path.display()
+        );
+        None
+    }
+}
