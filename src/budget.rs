@@ -25,6 +25,14 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// Until `deadline`, or until `interrupt` is set.
+    pub fn until(deadline: Instant, interrupt: &'a AtomicBool) -> Self {
+        Budget {
+            deadline: Some(deadline),
+            interrupt: Some(interrupt),
+        }
+    }
+
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
     }

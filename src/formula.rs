@@ -11,6 +11,16 @@ pub fn var_index(lit: Lit) -> usize {
 
 /// A formula in conjunctive normal form.
 ///
+/// The literal setting variable `var` (from 0) to `value`.
+pub fn literal(var: usize, value: bool) -> Lit {
+    let v = var as Lit + 1;
+    if value {
+        v
+    } else {
+        -v
+    }
+}
+
 /// Clauses are stored back to back in one vector so that a full check walks memory in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cnf {

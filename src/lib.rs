@@ -18,6 +18,7 @@ pub mod oracle;
 pub mod propagate;
 pub mod quicksampler;
 pub mod testfile;
+pub mod testing;
 pub mod sampler;
 pub mod tcg;
 pub mod verify;

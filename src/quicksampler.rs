@@ -127,7 +127,7 @@ pub fn sample(
         report.epochs += 1;
         let t = Instant::now();
         let mut prop = completer.propagator();
-        let sigma = match completer.fresh(&mut prop, derive_seed(config.seed, 100, epoch)) {
+        let sigma = match completer.fresh(&mut prop, None, derive_seed(config.seed, 100, epoch)) {
             Ok(done) => {
                 report.solver_calls += u64::from(done.solver_calls);
                 done.test

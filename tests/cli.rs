@@ -538,3 +538,34 @@ fn tcg_errors_name_the_place_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown method `g`"), "{}", stderr(&o));
 }
+
+#[cfg(not(feature = "cadical"))]
+#[test]
+fn a_build_without_cadical_says_how_to_get_it() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf");
+    let o = snapsat(&["sample", example, "--solver", "cadical"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--features cadical"), "{}", stderr(&o));
+}
+
+/// CaDiCaL sessions give a verified suite, the same for the same seed on 1 and 2 threads.
+#[cfg(feature = "cadical")]
+#[test]
+fn cadical_sessions_give_a_verified_reproducible_suite() {
+    let Some(cnf) = case_study("LoginService2.sk_23_36.cnf") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |threads: &str, name: &str| {
+        let out = dir.path().join(name);
+        let o = snapsat(&[
+            "sample", cnf.to_str().unwrap(), "--solver", "cadical", "-j", threads, "-x", "0",
+            "--max-tests", "300", "-q", "-o", out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v = snapsat(&["verify", cnf.to_str().unwrap(), out.to_str().unwrap()]);
+        assert!(String::from_utf8_lossy(&v.stdout).starts_with("300 tests: 300 valid"));
+        std::fs::read_to_string(out).unwrap()
+    };
+    assert_eq!(run("1", "one.txt"), run("2", "two.txt"));
+}

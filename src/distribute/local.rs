@@ -2,7 +2,7 @@
 //! crossbeam channels that carry the same encoded messages MPI would.
 
 use super::{Coordinator, Endpoint, Rank, TransportError};
-use crate::oracle::Oracle;
+use crate::oracle::Solvers;
 use crate::sampler::{self, Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -109,7 +109,7 @@ pub fn run_rank(
     mut line: Line,
     threads: usize,
     checker: &Checker,
-    oracle: &dyn Oracle,
+    solvers: Solvers,
     interrupt: &AtomicBool,
 ) {
     let rank = line.rank;
@@ -128,7 +128,7 @@ pub fn run_rank(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let me = Rank {
             checker,
-            oracle,
+            solvers,
             interrupt,
             rank,
         };
@@ -163,13 +163,13 @@ pub fn coordinate<E: Endpoint>(
 ) -> Result<Report, SampleError> {
     let Sampling {
         checker,
-        oracle,
+        solvers,
         interrupt,
         ..
     } = *run;
     std::thread::scope(|scope| {
         for line in lines {
-            scope.spawn(move || run_rank(line, threads, checker, oracle, interrupt));
+            scope.spawn(move || run_rank(line, threads, checker, solvers, interrupt));
         }
         let fingerprint = checker.cnf().fingerprint();
         let mut coordinator =
@@ -245,7 +245,7 @@ mod tests {
                     threads,
                     &Sampling {
                         checker: &checker,
-                        oracle: &Splr,
+                        solvers: Solvers::splr(),
                         config: &config(4),
                         resumed: &[],
                         interrupt: &stop,
@@ -280,7 +280,7 @@ mod tests {
                 1,
                 &Sampling {
                     checker: &checker,
-                    oracle: &Splr,
+                    solvers: Solvers::splr(),
                     config: &config(8),
                     resumed,
                     interrupt: &stop,
@@ -306,7 +306,7 @@ mod tests {
                 1,
                 &Sampling {
                     checker: &checker,
-                    oracle: &Splr,
+                    solvers: Solvers::splr(),
                     config: &config(1),
                     resumed: &[],
                     interrupt: &stop,
@@ -334,8 +334,8 @@ mod tests {
         let second = lines.pop().unwrap();
         let first = lines.pop().unwrap();
         let result = std::thread::scope(|scope| {
-            scope.spawn(|| run_rank(first, 1, &checker, &Splr, &stop));
-            scope.spawn(|| run_rank(second, 1, &wrong, &Splr, &stop));
+            scope.spawn(|| run_rank(first, 1, &checker, Solvers::splr(), &stop));
+            scope.spawn(|| run_rank(second, 1, &wrong, Solvers::splr(), &stop));
             Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop).map(|_| ())
         });
         let err = result.unwrap_err().to_string();
@@ -350,7 +350,7 @@ mod tests {
         let (hub, lines) = links(2);
         let result = std::thread::scope(|scope| {
             for line in lines {
-                scope.spawn(|| run_rank(line, 1, &checker, &Splr, &stop));
+                scope.spawn(|| run_rank(line, 1, &checker, Solvers::splr(), &stop));
             }
             let mut coordinator =
                 Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop)?;

@@ -16,7 +16,7 @@ pub mod protocol;
 
 use crate::assignment::Assignment;
 use crate::metrics::{Metrics, Phase};
-use crate::oracle::Oracle;
+use crate::oracle::Solvers;
 use crate::sampler::work::{Deliver, RankReport, Task, Verdict, Worker, Workforce};
 use crate::sampler::SampleError;
 use crate::verify::Checker;
@@ -309,7 +309,7 @@ fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
 /// A rank's side: what it needs to do the coordinator's tasks.
 pub struct Rank<'a> {
     pub checker: &'a Checker<'a>,
-    pub oracle: &'a dyn Oracle,
+    pub solvers: Solvers<'a>,
     pub interrupt: &'a AtomicBool,
     pub rank: usize,
 }
@@ -326,8 +326,8 @@ impl Rank<'_> {
     }
 
     fn serve_batches(&self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
-        let (checker, oracle, interrupt, rank) =
-            (self.checker, self.oracle, self.interrupt, self.rank);
+        let (checker, solvers, interrupt, rank) =
+            (self.checker, self.solvers, self.interrupt, self.rank);
         let threads = rayon::current_num_threads();
         let mut worker: Option<Worker> = None;
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
@@ -353,7 +353,7 @@ impl Rank<'_> {
                     )));
                     }
                     let deadline = Instant::now() + Duration::from_secs_f64(seconds_left);
-                    worker = Some(Worker::new(checker, oracle, deadline, interrupt));
+                    worker = Some(Worker::new(checker, solvers, deadline, interrupt));
                     reply(endpoint, &ToCoordinator::Ready { threads })?;
                 }
                 ToRank::Centroids(centroids) => worker

@@ -11,7 +11,7 @@
 
 use super::local::{self, Hub};
 use super::{Endpoint, TransportError};
-use crate::oracle::Oracle;
+use crate::oracle::Solvers;
 use crate::sampler::{Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
 use mpi::environment::Universe;
@@ -101,12 +101,12 @@ impl Job {
         &self,
         threads: usize,
         checker: &Checker,
-        oracle: &dyn Oracle,
+        solvers: Solvers,
         interrupt: &AtomicBool,
     ) -> Result<(), TransportError> {
         let (mut hub, line) = local::relay_link(self.rank());
         std::thread::scope(|scope| {
-            scope.spawn(|| local::run_rank(line, threads, checker, oracle, interrupt));
+            scope.spawn(|| local::run_rank(line, threads, checker, solvers, interrupt));
             relay(&self.world, &mut hub)
         })
     }

@@ -13,7 +13,7 @@ pub mod work;
 use crate::assignment::Assignment;
 use crate::diversity;
 use crate::metrics::{Metrics, Phase, Quantiles};
-use crate::oracle::Oracle;
+use crate::oracle::{Oracle, Solvers};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -276,7 +276,7 @@ impl<'a> Suite<'a> {
 #[derive(Clone, Copy)]
 pub struct Sampling<'a> {
     pub checker: &'a Checker<'a>,
-    pub oracle: &'a dyn Oracle,
+    pub solvers: Solvers<'a>,
     pub config: &'a SnapConfig,
     /// An earlier run's suite to continue (each test a verified model): its tests count as
     /// found and as initial solutions, and are not handed to the observer again.
@@ -296,7 +296,10 @@ pub fn sample(
 ) -> Result<Report, SampleError> {
     let run = Sampling {
         checker,
-        oracle,
+        solvers: Solvers {
+            oracle,
+            sessions: None,
+        },
         config,
         resumed: &[],
         interrupt,
@@ -310,7 +313,7 @@ pub fn sample_in_process(
     observer: &mut dyn Observer,
 ) -> Result<Report, SampleError> {
     let deadline = Instant::now() + run.config.time_limit;
-    let worker = Worker::new(run.checker, run.oracle, deadline, run.interrupt);
+    let worker = Worker::new(run.checker, run.solvers, deadline, run.interrupt);
     sample_with(&mut LocalWorkforce::new(worker), run, observer)
 }
 
@@ -704,25 +707,9 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Splr;
     use proptest::prelude::*;
-    use rand::Rng;
 
-    /// A random 3-CNF satisfied by a planted assignment: each clause keeps one planted literal.
     fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> Cnf {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let plant: Vec<bool> = (0..num_vars).map(|_| rng.gen()).collect();
-        let mut cnf = Cnf::new(num_vars);
-        for _ in 0..num_clauses {
-            let mut clause: Vec<i32> = (0..3)
-                .map(|_| {
-                    let v = rng.gen_range(0..num_vars);
-                    repair::literal(v, rng.gen())
-                })
-                .collect();
-            let v = rng.gen_range(0..num_vars);
-            clause[0] = repair::literal(v, plant[v]);
-            cnf.add_clause(&clause);
-        }
-        cnf
+        crate::testing::planted(num_vars, num_clauses, seed).0
     }
 
     fn run(cnf: &Cnf, config: &SnapConfig) -> (Vec<Assignment>, Report) {
@@ -799,6 +786,41 @@ mod tests {
         assert_eq!(report.stop, StopReason::MaxTests);
     }
 
+    /// With CaDiCaL sessions, the suite depends on the seed, not on the threads: each solver
+    /// lane's session sees its tasks in the same order however many threads share them.
+    #[cfg(feature = "cadical")]
+    #[test]
+    fn cadical_suites_are_a_function_of_the_seed_whatever_the_threads() {
+        let cnf = planted(80, 300, 11);
+        let checker = Checker::new(&cnf);
+        let solvers = Solvers {
+            sessions: Some(&crate::oracle::cadical::Cadical),
+            ..Solvers::splr()
+        };
+        let suite = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut tests = Vec::new();
+            let mut collect = |t: &Assignment| {
+                tests.push(t.clone());
+                Ok(())
+            };
+            let config = SnapConfig { max_rounds: Some(2), ..small_config(3) };
+            let run = Sampling {
+                checker: &checker,
+                solvers,
+                config: &config,
+                resumed: &[],
+                interrupt: &AtomicBool::new(false),
+            };
+            pool.install(|| sample_in_process(&run, &mut collect)).unwrap();
+            tests
+        };
+        let one = suite(1);
+        assert!(one.len() > 20 && one.iter().all(|t| checker.satisfies(t)));
+        assert_eq!(one, suite(2));
+        assert_eq!(one, suite(3));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
@@ -809,6 +831,34 @@ mod tests {
             let checker = Checker::new(&cnf);
             let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
             let (tests, _) = run(&cnf, &config);
+            prop_assert!(!tests.is_empty());
+            prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
+            let distinct: HashSet<_> = tests.iter().collect();
+            prop_assert_eq!(distinct.len(), tests.len());
+        }
+
+        /// The same invariant with CaDiCaL sessions doing the solving.
+        #[cfg(feature = "cadical")]
+        #[test]
+        fn every_test_from_cadical_sessions_satisfies_the_formula(
+            vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
+        ) {
+            let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
+            let checker = Checker::new(&cnf);
+            let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
+            let mut tests = Vec::new();
+            let mut collect = |t: &Assignment| {
+                tests.push(t.clone());
+                Ok(())
+            };
+            let run = Sampling {
+                checker: &checker,
+                solvers: Solvers { sessions: Some(&crate::oracle::cadical::Cadical), ..Solvers::splr() },
+                config: &config,
+                resumed: &[],
+                interrupt: &AtomicBool::new(false),
+            };
+            sample_in_process(&run, &mut collect).unwrap();
             prop_assert!(!tests.is_empty());
             prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
             let distinct: HashSet<_> = tests.iter().collect();

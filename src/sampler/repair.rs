@@ -1,11 +1,13 @@
 //! Completing partial tests: fresh solutions (step 1a) and repair of invalid candidates (§III-A).
 //!
 //! Both fix some variables, let unit propagation settle what it can, try a greedy completion
-//! that follows preferred values, and only then hand the residual problem to the solver.
+//! that follows preferred values, and only then ask a solver: a session that stays loaded
+//! (kept bits as assumptions, preferred values as phases; a refutation names the kept bits
+//! to free), or else the oracle on the residual problem, rebuilt for the call.
 
 use crate::assignment::Assignment;
-use crate::formula::{var_index, Cnf, Lit};
-use crate::oracle::{Oracle, Outcome, Query};
+use crate::formula::{literal, var_index, Cnf, Lit};
+use crate::oracle::{Answer, Oracle, Outcome, Query, Session};
 use crate::propagate::{LiteralOccurrences, Propagator};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
@@ -24,6 +26,11 @@ const FRESH_BUDGETS: [u64; 3] = [1, 2, 4];
 const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 /// How often repair halves the kept bits before it falls back to a fresh solution.
 const MAX_HALVINGS: usize = 3;
+/// Conflicts a session query may take: a repair attempt gets the first; a fresh solution
+/// tries each in turn, then the time left.
+const SESSION_CONFLICTS: [u32; 3] = [2_000, 20_000, 200_000];
+/// How often a session repair frees the failed kept bits and asks again.
+const MAX_SESSION_ATTEMPTS: usize = 8;
 
 /// How a test was completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,8 +102,14 @@ impl<'a> Completer<'a> {
     }
 
     /// A fresh solution under `seed`: a random cube over the independent support, random
-    /// preferred values everywhere, and the solver where greedy completion fails.
-    pub fn fresh(&self, prop: &mut Propagator, seed: u64) -> Result<Completed, Failure> {
+    /// preferred values everywhere, and the solver (the `session` when there is one) where
+    /// greedy completion fails.
+    pub fn fresh(
+        &self,
+        prop: &mut Propagator,
+        session: Option<&mut dyn Session>,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let preferred = random_assignment(self.cnf.num_vars(), &mut rng);
         let cube: Vec<Lit> = self
@@ -108,6 +121,9 @@ impl<'a> Completer<'a> {
         // can take a minute on XOR-heavy formulas (parity.sk_11_11).
         if let Ok(done) = self.complete(prop, &cube, &preferred, false, rng.gen(), None) {
             return Ok(done);
+        }
+        if let Some(session) = session {
+            return self.fresh_in_session(session, &preferred);
         }
         // splr's solve times under random perturbations are heavy-tailed (karatsuba.sk_7_41:
         // 0.9 s to 8 s by seed), so short budgets are tried first, each with a new seed.
@@ -165,6 +181,43 @@ impl<'a> Completer<'a> {
         self.checker.satisfies(&full).then_some(full)
     }
 
+    /// A model near `preferred` from a session, under escalating conflict limits.
+    fn fresh_in_session(
+        &self,
+        session: &mut dyn Session,
+        preferred: &Assignment,
+    ) -> Result<Completed, Failure> {
+        let limits = SESSION_CONFLICTS.iter().map(|&c| Some(c)).chain([None]);
+        let mut why = String::from("time limit reached");
+        for (calls, limit) in (1..).zip(limits) {
+            if self.expired() {
+                break;
+            }
+            match session.solve(&[], preferred, limit) {
+                Answer::Model(test) => return self.checked(test, calls),
+                Answer::Refuted(_) => return Err(Failure::Unsat),
+                Answer::Unknown(reason) => why = reason,
+            }
+        }
+        Err(Failure::Unknown(why))
+    }
+
+    /// A solver's model as a completed test, once it satisfies every clause.
+    fn checked(&self, test: Assignment, solver_calls: u32) -> Result<Completed, Failure> {
+        if !self.checker.satisfies(&test) {
+            return Err(Failure::Unknown(
+                "internal error: a solver model failed verification and was dropped".into(),
+            ));
+        }
+        Ok(Completed {
+            test,
+            route: Route::Solver,
+            solver_calls,
+            kept: 0,
+            fresh: false,
+        })
+    }
+
     /// Whether the deadline has passed: work started after it is wasted.
     pub fn expired(&self) -> bool {
         self.remaining().is_zero()
@@ -178,11 +231,13 @@ impl<'a> Completer<'a> {
     }
 
     /// Repairs `candidate = c ⊕ delta`: keeps its values where `delta` is set, frees the rest
-    /// (preferring the candidate's values), frees half the kept bits while they contradict the
-    /// formula, and falls back to a fresh solution when none can stay.
+    /// (preferring the candidate's values), frees the kept bits that contradict the formula
+    /// (those a session names, or else half of them at a time), and falls back to a fresh
+    /// solution when none can stay.
     pub fn repair(
         &self,
         prop: &mut Propagator,
+        session: Option<&mut dyn Session>,
         candidate: &Assignment,
         delta: &Assignment,
         seed: u64,
@@ -198,6 +253,9 @@ impl<'a> Completer<'a> {
             kept = dependent;
         }
         kept.shuffle(&mut rng);
+        if let Some(session) = session {
+            return self.repair_in_session(prop, session, candidate, kept, rng.gen());
+        }
         let mut solver_calls = 0;
         // The last attempt keeps no bit but still prefers the candidate's values.
         for _ in 0..=MAX_HALVINGS + 1 {
@@ -221,7 +279,46 @@ impl<'a> Completer<'a> {
                 Err(failure) => return Err(failure),
             }
         }
-        let mut done = self.fresh(prop, rng.gen())?;
+        let mut done = self.fresh(prop, None, rng.gen())?;
+        done.solver_calls += solver_calls;
+        done.fresh = true;
+        Ok(done)
+    }
+
+    /// Repair with a session: propagation and greedy completion first; then the kept bits as
+    /// assumptions and the candidate's values as phases. A refutation frees exactly the
+    /// failed kept bits; a query that hits its conflict limit frees half of them.
+    fn repair_in_session(
+        &self,
+        prop: &mut Propagator,
+        session: &mut dyn Session,
+        candidate: &Assignment,
+        mut kept: Vec<Lit>,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
+        if let Ok(mut done) = self.complete(prop, &kept, candidate, true, seed, None) {
+            done.kept = kept.iter().filter(|&&l| done.test.satisfies(l)).count();
+            return Ok(done);
+        }
+        let mut solver_calls = 0;
+        for _ in 0..MAX_SESSION_ATTEMPTS {
+            if self.expired() {
+                return Err(Failure::Unknown("time limit reached".into()));
+            }
+            solver_calls += 1;
+            match session.solve(&kept, candidate, Some(SESSION_CONFLICTS[0])) {
+                Answer::Model(test) => {
+                    let mut done = self.checked(test, solver_calls)?;
+                    done.kept = kept.len();
+                    return Ok(done);
+                }
+                Answer::Refuted(failed) if failed.is_empty() => return Err(Failure::Unsat),
+                Answer::Refuted(failed) => kept.retain(|l| !failed.contains(l)),
+                Answer::Unknown(_) if !kept.is_empty() => kept.truncate(kept.len() / 2),
+                Answer::Unknown(_) => break,
+            }
+        }
+        let mut done = self.fresh_in_session(session, candidate)?;
         done.solver_calls += solver_calls;
         done.fresh = true;
         Ok(done)
@@ -322,16 +419,6 @@ impl<'a> Completer<'a> {
     }
 }
 
-/// The literal setting variable `var` (from 0) to `value`.
-pub fn literal(var: usize, value: bool) -> Lit {
-    let v = var as Lit + 1;
-    if value {
-        v
-    } else {
-        -v
-    }
-}
-
 fn random_assignment(len: usize, rng: &mut impl Rng) -> Assignment {
     let mut a = Assignment::zeros(len);
     for v in 0..len {
@@ -359,7 +446,7 @@ mod tests {
         // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
         let candidate = Assignment::from_bit_string("10011").unwrap();
         let delta = Assignment::from_bit_string("10000").unwrap();
-        let done = completer.repair(&mut prop, &candidate, &delta, 7).unwrap();
+        let done = completer.repair(&mut prop, None, &candidate, &delta, 7).unwrap();
         assert_eq!(done.test.to_bit_string(), "11101");
         assert_eq!(done.kept, 1);
         assert!(!done.fresh);
@@ -374,7 +461,7 @@ mod tests {
         // Keeping both x1 = 1 and x4 = 1 is impossible; one of them must go.
         let candidate = Assignment::from_bit_string("10010").unwrap();
         let delta = Assignment::from_bit_string("10010").unwrap();
-        let done = completer.repair(&mut prop, &candidate, &delta, 1).unwrap();
+        let done = completer.repair(&mut prop, None, &candidate, &delta, 1).unwrap();
         assert!(checker.satisfies(&done.test));
         assert_eq!(done.kept, 1);
     }
@@ -386,7 +473,7 @@ mod tests {
         let completer = Completer::new(&checker, &Splr, None);
         let mut prop = completer.propagator();
         let tests: std::collections::HashSet<_> = (0..30)
-            .map(|seed| completer.fresh(&mut prop, seed).unwrap().test)
+            .map(|seed| completer.fresh(&mut prop, None, seed).unwrap().test)
             .inspect(|t| assert!(checker.satisfies(t)))
             .collect();
         assert!(tests.len() > 5);
@@ -398,6 +485,6 @@ mod tests {
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, None);
         let mut prop = completer.propagator();
-        assert_eq!(completer.fresh(&mut prop, 0).unwrap_err(), Failure::Unsat);
+        assert_eq!(completer.fresh(&mut prop, None, 0).unwrap_err(), Failure::Unsat);
     }
 }

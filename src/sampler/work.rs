@@ -10,13 +10,15 @@ use super::repair::{Completed, Completer, Failure};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::metrics::{Metrics, Phase, Quantiles};
-use crate::oracle::Oracle;
+use crate::budget::Budget;
+use crate::oracle::{Session, SessionBackend, Solvers};
 use crate::propagate::Propagator;
 use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// One independent piece of work.
@@ -82,10 +84,20 @@ pub struct RankReport {
     pub metrics: Metrics,
 }
 
+/// Solver lanes of a run with an incremental backend: task `i` of a list goes to lane
+/// `i mod SOLVER_LANES`, and each lane's session sees its tasks in index order, so a session's
+/// history (and so the suite) depends on the seed alone, not on threads or timing. It also
+/// bounds how many threads can solve at once, and how many sessions are held in memory.
+pub const SOLVER_LANES: usize = 8;
+
 /// Does tasks on the current rayon thread pool.
 pub struct Worker<'a> {
     checker: &'a Checker<'a>,
     completer: Completer<'a>,
+    /// Opens a session per lane when the run uses an incremental backend.
+    sessions: Option<&'a dyn SessionBackend>,
+    /// Each lane's session, opened by the lane's first task and kept across rounds.
+    lanes: Vec<Mutex<Option<Box<dyn Session + 'a>>>>,
     centroids: Vec<Assignment>,
     /// Clauses each centroid falsifies, for checking candidates by their flips alone.
     violated: Vec<Vec<u32>>,
@@ -99,13 +111,15 @@ pub struct Worker<'a> {
 impl<'a> Worker<'a> {
     pub fn new(
         checker: &'a Checker<'a>,
-        oracle: &'a dyn Oracle,
+        solvers: Solvers<'a>,
         deadline: Instant,
         interrupt: &'a AtomicBool,
     ) -> Self {
         Worker {
             checker,
-            completer: Completer::new(checker, oracle, Some(deadline)),
+            completer: Completer::new(checker, solvers.oracle, Some(deadline)),
+            sessions: solvers.sessions,
+            lanes: (0..SOLVER_LANES).map(|_| Mutex::new(None)).collect(),
             centroids: Vec::new(),
             violated: Vec::new(),
             deadline,
@@ -137,25 +151,22 @@ impl<'a> Worker<'a> {
 
     /// Does `tasks` on all threads of the current pool and hands each verdict to `deliver`
     /// in task order as soon as the tasks before it are done. Threads take tasks in index
-    /// order, so verdicts wait for at most a task per thread; this thread works too and
-    /// delivers between its tasks. After a delivery fails, tasks not started are skipped.
+    /// order (with sessions: the lowest-indexed task of a lane no other thread holds), so
+    /// verdicts wait for at most a task per thread; this thread works too and delivers
+    /// between its tasks. After a delivery fails, tasks not started are skipped.
     pub fn run_in_order(
         &mut self,
         tasks: &[Task],
         deliver: &mut Deliver,
     ) -> Result<(), SampleError> {
         let started = Instant::now();
-        let next_task = AtomicUsize::new(0);
-        let failed = AtomicBool::new(false);
+        let schedule = Schedule::new(tasks.len(), self.sessions.is_some());
         let mut ready: BTreeMap<usize, (Verdict, Timing)> = BTreeMap::new();
         let mut delivered = 0;
         let mut outcome = Ok(());
         let mut timings = Vec::with_capacity(tasks.len());
         let this = &*self;
-        let take = || {
-            let i = next_task.fetch_add(1, Ordering::Relaxed);
-            (i < tasks.len() && !failed.load(Ordering::Relaxed)).then_some(i)
-        };
+        let schedule = &schedule;
         let mut hand_over = |ready: &mut BTreeMap<usize, (Verdict, Timing)>| {
             while let Some((verdict, timing)) = ready.remove(&delivered) {
                 delivered += 1;
@@ -163,7 +174,7 @@ impl<'a> Worker<'a> {
                 if outcome.is_ok() {
                     outcome = deliver(verdict);
                     if outcome.is_err() {
-                        failed.store(true, Ordering::Relaxed);
+                        schedule.stop();
                     }
                 }
             }
@@ -174,8 +185,10 @@ impl<'a> Worker<'a> {
                 let sender = sender.clone();
                 scope.spawn(move |_| {
                     let mut prop = this.completer.propagator();
-                    while let Some(i) = take() {
-                        if sender.send((i, this.one(&mut prop, &tasks[i]))).is_err() {
+                    while let Some((i, lane)) = schedule.take() {
+                        let done = this.in_lane(&mut prop, &tasks[i], lane);
+                        schedule.release(lane);
+                        if sender.send((i, done)).is_err() {
                             break;
                         }
                     }
@@ -183,8 +196,9 @@ impl<'a> Worker<'a> {
             }
             drop(sender);
             let mut prop = this.completer.propagator();
-            while let Some(i) = take() {
-                ready.insert(i, this.one(&mut prop, &tasks[i]));
+            while let Some((i, lane)) = schedule.take() {
+                ready.insert(i, this.in_lane(&mut prop, &tasks[i], lane));
+                schedule.release(lane);
                 ready.extend(receiver.try_iter());
                 hand_over(&mut ready);
             }
@@ -199,6 +213,25 @@ impl<'a> Worker<'a> {
             self.metrics.record(phase, elapsed);
         }
         outcome
+    }
+
+    /// Does one task with the session of `lane` (opening it first), or without a session.
+    fn in_lane(&self, prop: &mut Propagator, task: &Task, lane: Option<usize>) -> (Verdict, Timing) {
+        let (Some(lane), Some(backend)) = (lane, self.sessions) else {
+            return self.one(prop, None, task);
+        };
+        let mut slot = self.lanes[lane].lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            let budget = Budget::until(self.deadline, self.interrupt);
+            match backend.open(self.checker.cnf(), budget) {
+                Ok(session) => *slot = Some(session),
+                Err(why) => {
+                    let why = format!("{} could not load the formula: {why}", backend.name());
+                    return (Verdict::Failed(Failure::Unknown(why)), [None, None]);
+                }
+            }
+        }
+        self.one(prop, slot.as_deref_mut(), task)
     }
 
     /// This worker's figures so far.
@@ -216,7 +249,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn one(&self, prop: &mut Propagator, task: &Task) -> (Verdict, Timing) {
+    fn one(
+        &self,
+        prop: &mut Propagator,
+        session: Option<&mut (dyn Session + 'a)>,
+        task: &Task,
+    ) -> (Verdict, Timing) {
         if Instant::now() >= self.deadline || self.interrupt.load(Ordering::Relaxed) {
             return (Verdict::Skipped, [None, None]);
         }
@@ -227,7 +265,7 @@ impl<'a> Worker<'a> {
         match task {
             Task::Solve { seed } => {
                 let t = Instant::now();
-                let result = self.completer.fresh(prop, *seed);
+                let result = self.completer.fresh(prop, session.map(|s| s as _), *seed);
                 (
                     verdict(result),
                     [Some((Phase::InitialSolve, t.elapsed())), None],
@@ -249,7 +287,9 @@ impl<'a> Worker<'a> {
                     return (Verdict::Valid(test), [verify, None]);
                 }
                 let t = Instant::now();
-                let result = self.completer.repair(prop, &test, delta, *seed);
+                let result =
+                    self.completer
+                        .repair(prop, session.map(|s| s as _), &test, delta, *seed);
                 (
                     verdict(result),
                     [verify, Some((Phase::Repair, t.elapsed()))],
@@ -261,6 +301,62 @@ impl<'a> Worker<'a> {
 
 /// Latencies measured on one task.
 type Timing = [Option<(Phase, Duration)>; 2];
+
+/// Which task a thread takes next. Without sessions: the next by index. With sessions:
+/// the lowest-indexed task among lanes no thread holds, so each lane runs its tasks
+/// (`lane, lane + SOLVER_LANES, …`) one at a time in index order.
+struct Schedule {
+    len: usize,
+    lanes: bool,
+    next: AtomicUsize,
+    /// Per lane: its next task and whether a thread holds it.
+    held: Mutex<Vec<(usize, bool)>>,
+    stopped: AtomicBool,
+}
+
+impl Schedule {
+    fn new(len: usize, lanes: bool) -> Self {
+        Schedule {
+            len,
+            lanes,
+            next: AtomicUsize::new(0),
+            held: Mutex::new((0..SOLVER_LANES).map(|lane| (lane, false)).collect()),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// The next task and its lane (with sessions); `None` when none is left for this thread.
+    fn take(&self) -> Option<(usize, Option<usize>)> {
+        if self.stopped.load(Ordering::Relaxed) {
+            return None;
+        }
+        if !self.lanes {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            return (i < self.len).then_some((i, None));
+        }
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (lane, (next, busy)) = held
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, (next, busy))| !*busy && *next < self.len)
+            .min_by_key(|(_, (next, _))| *next)?;
+        let task = *next;
+        *next += SOLVER_LANES;
+        *busy = true;
+        Some((task, Some(lane)))
+    }
+
+    fn release(&self, lane: Option<usize>) {
+        if let Some(lane) = lane {
+            self.held.lock().unwrap_or_else(|e| e.into_inner())[lane].1 = false;
+        }
+    }
+
+    /// No more tasks are handed out.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+}
 
 /// All work in this process, on the global rayon pool: the single-rank case.
 pub struct LocalWorkforce<'a> {

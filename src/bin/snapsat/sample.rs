@@ -8,7 +8,7 @@ use crate::{read_formula, InputArgs, OutputFormat};
 use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
-use snapsat::oracle::Splr;
+use snapsat::oracle::{Solvers, Splr};
 use snapsat::quicksampler::{self, QuickConfig};
 use snapsat::sampler::{
     self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
@@ -30,6 +30,36 @@ const MAX_SAMPLES: u64 = 10_000;
 const MAX_CLUSTERS: u64 = 1_000;
 const MAX_RANKS: u64 = 1_024;
 
+/// Which solver answers the sampler's questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverChoice {
+    /// splr 0.17 (pure Rust), rebuilt for each residual problem.
+    Splr,
+    /// CaDiCaL 2.2.1, one session per solver lane that stays loaded (needs a build with
+    /// `--features cadical`).
+    Cadical,
+}
+
+impl SolverChoice {
+    fn solvers(self) -> Result<Solvers<'static>> {
+        match self {
+            SolverChoice::Splr => Ok(Solvers::splr()),
+            #[cfg(feature = "cadical")]
+            SolverChoice::Cadical => Ok(Solvers {
+                sessions: Some(&snapsat::oracle::cadical::Cadical),
+                ..Solvers::splr()
+            }),
+            #[cfg(not(feature = "cadical"))]
+            SolverChoice::Cadical => Err(usage(
+                "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
+                 --features cadical` (scripts/install-cadical installs the libclang it needs), \
+                 or use --solver splr",
+            )),
+        }
+    }
+}
+
 /// Which sampler runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -48,6 +78,11 @@ pub struct SampleArgs {
     /// The sampler.
     #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
     pub algorithm: Algorithm,
+    /// The solver (Snap). With splr the same seed gives the same suite on any threads and
+    /// ranks; with cadical, on any threads of one rank (its sessions see their tasks in a
+    /// fixed order), and valid but seed-dependent on timing across several ranks.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
+    pub solver: SolverChoice,
     /// Write tests here (default: standard output), one a line, each as soon as it is found.
     /// The file is created (or emptied) only once the first test is ready.
     #[arg(short, long, value_name = "FILE")]
@@ -122,8 +157,12 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
             args.min_improvement
         )));
     }
-    if args.algorithm == Algorithm::Quicksampler && (args.ranks > 1 || args.resume.is_some()) {
-        return Err(usage("--ranks and --resume work with --algorithm snap only"));
+    if args.algorithm == Algorithm::Quicksampler
+        && (args.ranks > 1 || args.resume.is_some() || args.solver != SolverChoice::Splr)
+    {
+        return Err(usage(
+            "--ranks, --resume and --solver work with --algorithm snap only",
+        ));
     }
     Ok(Duration::from_secs_f64(t))
 }
@@ -196,6 +235,7 @@ fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed>
 
 pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let time_limit = checked_time_limit(&args)?;
+    let solvers = args.solver.solvers()?;
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     outputs.extend(args.output.as_deref().map(|p| ("-o", p)));
     outputs.extend(args.resume.as_deref().map(|p| ("--resume", p)));
@@ -227,7 +267,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     if let Launch::Mpi(job) = &launch {
         if job.rank() > 0 {
             use anyhow::Context as _;
-            job.serve(threads, &checker, &Splr, &interrupt)
+            job.serve(threads, &checker, solvers, &interrupt)
                 .with_context(|| format!("rank {}", job.rank()))?;
             return Ok(ExitCode::SUCCESS);
         }
@@ -275,7 +315,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
             };
             let run = Sampling {
                 checker: &checker,
-                oracle: &Splr,
+                solvers,
                 config: &config,
                 resumed: &resumed.tests,
                 interrupt: &interrupt,
@@ -323,6 +363,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     if let Some(path) = &args.stats {
         let stats = summary::RunStats {
             algorithm: args.algorithm,
+            solver: args.solver,
             formula: args.input.formula.display().to_string(),
             variables: cnf.num_vars(),
             clauses: cnf.num_clauses(),

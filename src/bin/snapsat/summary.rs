@@ -1,7 +1,7 @@
 //! What a run tells its user: the summary on standard error and the `--stats` JSON.
 
 use crate::failure::say;
-use crate::sample::Algorithm;
+use crate::sample::{Algorithm, SolverChoice};
 use serde::Serialize;
 use snapsat::quicksampler::QuickReport;
 use snapsat::sampler::{Report, StopMetric, StopReason};
@@ -17,6 +17,7 @@ pub enum RunReport {
 #[derive(Serialize)]
 pub struct RunStats<'a> {
     pub algorithm: Algorithm,
+    pub solver: SolverChoice,
     pub formula: String,
     pub variables: usize,
     pub clauses: usize,

@@ -1,4 +1,4 @@
-//! The solver oracle: one small trait, backed by splr.
+//! splr 0.17 as an [`Oracle`]: rebuilt for every query, made diverse by input perturbation.
 //!
 //! splr has no seed, no assumptions and no phase API. Its decisions start from one fixed phase,
 //! so a preferred value is expressed by flipping the polarity of a variable in the input, and
@@ -7,37 +7,11 @@
 //! so preferences are a strong hint, not a guarantee. splr's clause elimination must stay on:
 //! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas.
 
+use super::{Oracle, Outcome, Query};
 use crate::formula::{var_index, Lit};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::time::Duration;
-
-/// A satisfiability question: clauses over variables `1..=num_vars`.
-pub struct Query<'a> {
-    pub num_vars: usize,
-    pub clauses: &'a [Vec<Lit>],
-    /// The value the solver should try first for each variable (from 0); `None` leaves it free.
-    pub preferred: Option<&'a [bool]>,
-    /// Seeds the renaming of variables and, without `preferred`, random preferred values.
-    pub seed: u64,
-    pub timeout: Option<Duration>,
-}
-
-/// What the solver found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// A model: the value of each variable (from 0).
-    Sat(Vec<bool>),
-    Unsat,
-    /// Gave up: time-out or an internal error of the solver, with the reason.
-    Unknown(String),
-}
-
-/// Anything that can answer a [`Query`]; shared by the threads of a run.
-pub trait Oracle: Sync {
-    fn solve(&self, query: &Query) -> Outcome;
-}
 
 /// splr 0.17, made diverse by input perturbation.
 #[derive(Debug, Default, Clone, Copy)]

@@ -1,0 +1,92 @@
+//! Solver oracles, by capability.
+//!
+//! [`Oracle`] answers one self-contained [`Query`] (splr 0.17, rebuilt for every query: it has
+//! no seed, no assumptions and no phase API). [`Session`] is a formula loaded once that
+//! answers many queries under assumptions and preferred phases, reporting the assumptions
+//! that failed; [`SessionBackend`] opens one per solver lane (CaDiCaL, with the `cadical`
+//! feature). A session's answers depend on what it solved before, so callers give each
+//! lane's session its tasks in a fixed order (see `sampler::work`).
+
+pub mod splr;
+#[cfg(feature = "cadical")]
+pub mod cadical;
+
+pub use self::splr::Splr;
+
+use crate::assignment::Assignment;
+use crate::budget::Budget;
+use crate::formula::{Cnf, Lit};
+use std::time::Duration;
+
+/// A satisfiability question: clauses over variables `1..=num_vars`.
+pub struct Query<'a> {
+    pub num_vars: usize,
+    pub clauses: &'a [Vec<Lit>],
+    /// The value the solver should try first for each variable (from 0); `None` leaves it free.
+    pub preferred: Option<&'a [bool]>,
+    /// Seeds the renaming of variables and, without `preferred`, random preferred values.
+    pub seed: u64,
+    pub timeout: Option<Duration>,
+}
+
+/// What the solver found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A model: the value of each variable (from 0).
+    Sat(Vec<bool>),
+    Unsat,
+    /// Gave up: time-out or an internal error of the solver, with the reason.
+    Unknown(String),
+}
+
+/// Anything that can answer a [`Query`]; shared by the threads of a run.
+pub trait Oracle: Sync {
+    fn solve(&self, query: &Query) -> Outcome;
+}
+
+/// What a session found under assumptions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A model of the whole formula with every assumption true.
+    Model(Assignment),
+    /// No model has all the assumptions: these failed together (a subset of them, from the
+    /// solver's final conflict); empty when the formula itself is unsatisfiable.
+    Refuted(Vec<Lit>),
+    /// Gave up: the conflict limit, the budget, or a solver error.
+    Unknown(String),
+}
+
+/// A formula loaded once, answering many queries: one per solver lane, used by one thread at
+/// a time.
+pub trait Session: Send {
+    /// A model with every literal of `assumptions` true, deciding each variable first as
+    /// `phases` gives it, within `conflicts` (no limit when `None`) and the session's budget.
+    fn solve(&mut self, assumptions: &[Lit], phases: &Assignment, conflicts: Option<u32>)
+        -> Answer;
+}
+
+/// The solvers of a run: the oracle for one-shot questions and, when chosen, the backend
+/// whose sessions do the sampler's solving.
+#[derive(Clone, Copy)]
+pub struct Solvers<'a> {
+    pub oracle: &'a dyn Oracle,
+    pub sessions: Option<&'a dyn SessionBackend>,
+}
+
+impl Solvers<'static> {
+    /// splr alone, rebuilt for every query: the default.
+    pub fn splr() -> Self {
+        Solvers {
+            oracle: &Splr,
+            sessions: None,
+        }
+    }
+}
+
+/// Opens sessions; shared by the threads of a run.
+pub trait SessionBackend: Sync {
+    /// The name `--solver` gives it.
+    fn name(&self) -> &'static str;
+    /// Loads `cnf` into a new session that stops when `budget` runs out.
+    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String>;
+}

@@ -1,0 +1,31 @@
+//! Formula generators shared by the tests of every module (and by benchmarks): planted
+//! random 3-CNFs, satisfiable by construction, with their planted model.
+
+use crate::assignment::Assignment;
+use crate::formula::{literal, Cnf};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A random 3-CNF satisfied by a planted assignment (returned with it): each clause keeps
+/// one planted literal.
+pub fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> (Cnf, Assignment) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let plant: Vec<bool> = (0..num_vars).map(|_| rng.gen()).collect();
+    let mut cnf = Cnf::new(num_vars);
+    for _ in 0..num_clauses {
+        let mut clause: Vec<i32> = (0..3)
+            .map(|_| {
+                let v = rng.gen_range(0..num_vars);
+                literal(v, rng.gen())
+            })
+            .collect();
+        let v = rng.gen_range(0..num_vars);
+        clause[0] = literal(v, plant[v]);
+        cnf.add_clause(&clause);
+    }
+    let mut model = Assignment::zeros(num_vars);
+    for (v, &value) in plant.iter().enumerate() {
+        model.set(v, value);
+    }
+    (cnf, model)
+}
