@@ -2,7 +2,6 @@
 //! whole assignments cost a few instructions per 64 variables.
 
 use crate::formula::{var_index, Lit};
-use std::fmt::Write as _;
 
 /// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -137,13 +136,25 @@ impl Assignment {
 
     /// The DIMACS literal line CMSGen writes: `1 -2 3 0`.
     pub fn to_dimacs_line(&self) -> String {
-        let mut line = String::with_capacity(self.len * 6);
+        // Digits by hand: `write!` per literal was a tenth of a fast run's time.
+        let mut line = Vec::with_capacity(self.len * 7 + 1);
+        let mut digits = [0u8; 20];
         for i in 0..self.len {
-            let sign = if self.get(i) { "" } else { "-" };
-            let _ = write!(line, "{sign}{} ", i + 1);
+            if !self.get(i) {
+                line.push(b'-');
+            }
+            let mut n = i + 1;
+            let mut at = digits.len();
+            while n > 0 {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+            line.extend_from_slice(&digits[at..]);
+            line.push(b' ');
         }
-        line.push('0');
-        line
+        line.push(b'0');
+        String::from_utf8(line).expect("ASCII digits")
     }
 
     /// One `0`/`1` character a variable.

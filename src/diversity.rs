@@ -6,32 +6,40 @@
 //! printed 0.142, 0.272 and 0.305 with its own gzip settings).
 
 use crate::assignment::Assignment;
-use flate2::{write::ZlibEncoder, Compression};
-use std::io::Write;
+use flate2::{Compress, Compression, FlushCompress, Status};
+use std::cell::RefCell;
 
 /// How many removals `NCD(X)` tries for its denominator on large suites (see [`ncd`]).
 pub const DEFAULT_REMOVALS: usize = 32;
 
-/// A writer that only counts bytes.
-struct Counter(usize);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+thread_local! {
+    /// One zlib compressor per thread, reset between uses: a fresh one allocates and clears
+    /// ~300 KiB of state, which cost more than compressing a short test.
+    static COMPRESSOR: RefCell<(Compress, Vec<u8>)> =
+        RefCell::new((Compress::new(Compression::default(), true), vec![0; 1 << 16]));
 }
 
-/// Length of the zlib compression of the concatenated parts.
+/// Length of the zlib compression (default level) of the concatenated parts.
 pub fn compressed_len<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> usize {
-    let mut encoder = ZlibEncoder::new(Counter(0), Compression::default());
-    for part in parts {
-        encoder.write_all(part).expect("counting never fails");
-    }
-    encoder.finish().expect("counting never fails").0
+    COMPRESSOR.with(|cell| {
+        let (compressor, scratch) = &mut *cell.borrow_mut();
+        compressor.reset();
+        for mut part in parts {
+            while !part.is_empty() {
+                let before = compressor.total_in();
+                compressor
+                    .compress(part, scratch, FlushCompress::None)
+                    .expect("in-memory compression does not fail");
+                part = &part[(compressor.total_in() - before) as usize..];
+            }
+        }
+        while compressor
+            .compress(&[], scratch, FlushCompress::Finish)
+            .expect("in-memory compression does not fail")
+            != Status::StreamEnd
+        {}
+        compressor.total_out() as usize
+    })
 }
 
 /// NCD(X) = (C(X) − min_x C(x)) / max_x C(X \ {x}), Eq. 2.
@@ -74,16 +82,24 @@ impl NcdTerms {
 
 /// The terms of Eq. 2 (see [`ncd`]); all zero for fewer than two strings.
 pub fn ncd_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
-    let n = strings.len();
-    if n < 2 {
+    if strings.len() < 2 {
         return NcdTerms::default();
     }
-    let whole = compressed_len(strings.iter().copied());
     let smallest = strings
         .iter()
         .map(|s| compressed_len([*s]))
         .min()
         .unwrap_or(0);
+    NcdTerms {
+        smallest,
+        ..whole_terms(strings, max_removals)
+    }
+}
+
+/// `C(X)` and the (sampled) `max C(X \ {x})` of at least two strings; `smallest` left 0.
+fn whole_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
+    let n = strings.len();
+    let whole = compressed_len(strings.iter().copied());
     let removals: Vec<usize> = if n <= max_removals.max(2) {
         (0..n).collect()
     } else {
@@ -106,23 +122,68 @@ pub fn ncd_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
         .max(1);
     NcdTerms {
         whole,
-        smallest,
+        smallest: 0,
         largest_without,
     }
 }
 
 /// The terms of Eq. 2 for a suite projected onto `vars` (variables from 0), in suite order.
 pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> NcdTerms {
-    let strings: Vec<Vec<u8>> = tests
-        .iter()
-        .map(|t| {
-            let mut s = Vec::with_capacity(vars.len());
-            t.project_bits(vars, &mut s);
-            s
-        })
-        .collect();
-    let refs: Vec<&[u8]> = strings.iter().map(|s| s.as_slice()).collect();
-    ncd_terms(&refs, max_removals)
+    let mut growing = GrowingNcd::new(vars, max_removals);
+    for test in tests {
+        growing.push(test);
+    }
+    growing.terms()
+}
+
+/// Eq. 2 of a suite that grows: each test is projected and compressed alone once, when it
+/// joins, so a measurement costs only the whole-suite compressions (`C(X)` and the sampled
+/// `C(X \ {x})`). Exactly [`suite_ncd`] of the tests pushed so far.
+pub struct GrowingNcd {
+    vars: Vec<usize>,
+    max_removals: usize,
+    strings: Vec<Vec<u8>>,
+    /// min C(x) over the tests so far.
+    smallest: usize,
+}
+
+impl GrowingNcd {
+    pub fn new(vars: &[usize], max_removals: usize) -> Self {
+        GrowingNcd {
+            vars: vars.to_vec(),
+            max_removals,
+            strings: Vec::new(),
+            smallest: usize::MAX,
+        }
+    }
+
+    /// A test joins the suite (in suite order).
+    pub fn push(&mut self, test: &Assignment) {
+        let mut s = Vec::with_capacity(self.vars.len());
+        test.project_bits(&self.vars, &mut s);
+        self.smallest = self.smallest.min(compressed_len([s.as_slice()]));
+        self.strings.push(s);
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+
+    /// The terms of Eq. 2 for the tests pushed so far.
+    pub fn terms(&self) -> NcdTerms {
+        if self.strings.len() < 2 {
+            return NcdTerms::default();
+        }
+        let refs: Vec<&[u8]> = self.strings.iter().map(|s| s.as_slice()).collect();
+        NcdTerms {
+            smallest: self.smallest,
+            ..whole_terms(&refs, self.max_removals)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -172,6 +233,45 @@ mod tests {
             sampled >= exact && sampled - exact < 0.01,
             "{sampled} vs {exact}"
         );
+    }
+
+    /// The reused compressor gives the lengths a fresh zlib stream gives.
+    #[test]
+    fn compressed_lengths_match_a_fresh_encoder() {
+        use std::io::Write;
+        for text in [&b""[..], b"0", b"0101010101", &[b'1'; 100_000][..]] {
+            let mut fresh = flate2::write::ZlibEncoder::new(Vec::new(), Compression::default());
+            fresh.write_all(text).unwrap();
+            assert_eq!(compressed_len([text]), fresh.finish().unwrap().len());
+        }
+    }
+
+    /// A growing suite's terms equal the one-shot computation at every size.
+    #[test]
+    fn growing_ncd_is_exactly_the_one_shot_value() {
+        let tests: Vec<Assignment> = (0..150u64)
+            .map(|i| {
+                let bits = format!("{:064b}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                Assignment::from_bit_string(&bits).unwrap()
+            })
+            .collect();
+        let vars: Vec<usize> = (0..64).step_by(3).collect();
+        let mut growing = GrowingNcd::new(&vars, 16);
+        for (i, test) in tests.iter().enumerate() {
+            growing.push(test);
+            if i % 7 == 0 || i == tests.len() - 1 {
+                let strings: Vec<Vec<u8>> = tests[..=i]
+                    .iter()
+                    .map(|t| {
+                        let mut s = Vec::new();
+                        t.project_bits(&vars, &mut s);
+                        s
+                    })
+                    .collect();
+                let refs: Vec<&[u8]> = strings.iter().map(|s| s.as_slice()).collect();
+                assert_eq!(growing.terms(), ncd_terms(&refs, 16), "at {} tests", i + 1);
+            }
+        }
     }
 
     #[test]

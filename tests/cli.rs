@@ -548,7 +548,8 @@ fn a_build_without_cadical_says_how_to_get_it() {
     assert!(stderr(&o).contains("--features cadical"), "{}", stderr(&o));
 }
 
-/// CaDiCaL sessions give a verified suite, the same for the same seed on 1 and 2 threads.
+/// CaDiCaL sessions give a verified suite, the same for the same seed and lanes on 1 and 2
+/// threads.
 #[cfg(feature = "cadical")]
 #[test]
 fn cadical_sessions_give_a_verified_reproducible_suite() {
@@ -559,7 +560,7 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
     let run = |threads: &str, name: &str| {
         let out = dir.path().join(name);
         let o = snapsat(&[
-            "sample", cnf.to_str().unwrap(), "--solver", "cadical", "-j", threads, "-x", "0",
+            "sample", cnf.to_str().unwrap(), "--solver", "cadical", "--lanes", "2", "-j", threads, "-x", "0",
             "--max-tests", "300", "-q", "-o", out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));

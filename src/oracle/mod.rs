@@ -71,6 +71,11 @@ pub trait Session: Send {
 pub struct Solvers<'a> {
     pub oracle: &'a dyn Oracle,
     pub sessions: Option<&'a dyn SessionBackend>,
+    /// Solver lanes, each with its own session: task `i` of a list goes to lane `i mod
+    /// lanes`, whose session sees its tasks in index order, so the suite depends on the seed
+    /// and the lanes, not on threads or timing. Lanes bound how many threads solve at once;
+    /// each holds the formula, and each starts cold.
+    pub lanes: usize,
 }
 
 impl Solvers<'static> {
@@ -79,6 +84,7 @@ impl Solvers<'static> {
         Solvers {
             oracle: &Splr,
             sessions: None,
+            lanes: 1,
         }
     }
 }

@@ -156,6 +156,9 @@ pub struct Report {
     /// Repairs that had to drop every kept bit and take a fresh solution.
     pub fresh_fallbacks: u64,
     pub duplicates: u64,
+    /// Completed tests that failed the final check of every clause and were not written
+    /// (a solver's internal error; 0 in every run so far).
+    pub invalid_dropped: u64,
     /// Variables NCD is measured on (the independent support, or all).
     pub ncd_variables: usize,
     pub rounds: Vec<RoundStats>,
@@ -224,6 +227,7 @@ pub struct Suite<'a> {
     seen: HashSet<Assignment>,
     coverage: diversity::PairwiseCoverage,
     max_tests: Option<usize>,
+    invalid: u64,
 }
 
 impl<'a> Suite<'a> {
@@ -235,6 +239,7 @@ impl<'a> Suite<'a> {
             seen: HashSet::new(),
             coverage: diversity::PairwiseCoverage::new(projection),
             max_tests,
+            invalid: 0,
         }
     }
 
@@ -246,22 +251,29 @@ impl<'a> Suite<'a> {
         self.coverage.fraction()
     }
 
+    /// Tests refused because they falsify a clause (0 unless a solver erred).
+    pub fn invalid(&self) -> u64 {
+        self.invalid
+    }
+
     /// True once the suite holds `max_tests` tests.
     pub fn is_full(&self) -> bool {
         self.max_tests.is_some_and(|m| self.tests.len() >= m)
     }
 
     /// Adds a new test and hands it to `observer`; false (and nothing done) when the test is
-    /// already in the suite or the suite is full. Panics on a test that falsifies a clause.
+    /// already in the suite, the suite is full, or the test falsifies a clause. This is the
+    /// one check of every clause each test gets on its way out; a test that fails it (a
+    /// solver's or the completion's internal error) is counted and never written.
     pub fn admit(
         &mut self,
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> std::io::Result<bool> {
-        assert!(
-            self.checker.satisfies(test),
-            "unverified test reached the suite"
-        );
+        if !self.checker.satisfies(test) {
+            self.invalid += 1;
+            return Ok(false);
+        }
         if self.is_full() || !self.seen.insert(test.clone()) {
             return Ok(false);
         }
@@ -298,7 +310,7 @@ pub fn sample(
         checker,
         solvers: Solvers {
             oracle,
-            sessions: None,
+            ..Solvers::splr()
         },
         config,
         resumed: &[],
@@ -341,11 +353,12 @@ struct Snap<'a> {
     config: &'a SnapConfig,
     /// The coordinator's own latencies (NCD).
     metrics: Metrics,
-    projection: Vec<usize>,
     start: Instant,
     deadline: Instant,
     interrupt: &'a AtomicBool,
     suite: Suite<'a>,
+    /// The suite's NCD, kept up to date as tests join.
+    ncd: diversity::GrowingNcd,
     report: Report,
 }
 
@@ -365,6 +378,7 @@ impl<'a> Snap<'a> {
             deadline,
             interrupt,
             suite: Suite::new(checker, &projection, config.max_tests),
+            ncd: diversity::GrowingNcd::new(&projection, config.ncd_removals),
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -378,6 +392,7 @@ impl<'a> Snap<'a> {
                 failed_repairs: 0,
                 fresh_fallbacks: 0,
                 duplicates: 0,
+                invalid_dropped: 0,
                 ncd_variables: projection.len(),
                 rounds: Vec::new(),
                 unknown: Vec::new(),
@@ -386,7 +401,6 @@ impl<'a> Snap<'a> {
                 latency: BTreeMap::new(),
                 ranks: Vec::new(),
             },
-            projection,
         }
     }
 
@@ -396,18 +410,20 @@ impl<'a> Snap<'a> {
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> Result<bool, SampleError> {
+        let invalid = self.suite.invalid();
         let added = self.suite.admit(test, observer)?;
-        self.report.duplicates += u64::from(!added && !self.suite.is_full());
+        let refused = self.suite.invalid() > invalid;
+        self.report.invalid_dropped += u64::from(refused);
+        self.report.duplicates += u64::from(!added && !refused && !self.suite.is_full());
         Ok(added)
     }
 
     fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
-        let terms = diversity::suite_ncd(
-            self.suite.tests(),
-            &self.projection,
-            self.config.ncd_removals,
-        );
+        for test in &self.suite.tests()[self.ncd.len()..] {
+            self.ncd.push(test);
+        }
+        let terms = self.ncd.terms();
         stats.ncd = terms.value();
         stats.information = terms.information();
         stats.coverage = self.suite.coverage();
@@ -795,6 +811,7 @@ mod tests {
         let checker = Checker::new(&cnf);
         let solvers = Solvers {
             sessions: Some(&crate::oracle::cadical::Cadical),
+            lanes: 4,
             ..Solvers::splr()
         };
         let suite = |threads: usize| {
@@ -853,7 +870,7 @@ mod tests {
             };
             let run = Sampling {
                 checker: &checker,
-                solvers: Solvers { sessions: Some(&crate::oracle::cadical::Cadical), ..Solvers::splr() },
+                solvers: Solvers { sessions: Some(&crate::oracle::cadical::Cadical), lanes: 3, ..Solvers::splr() },
                 config: &config,
                 resumed: &[],
                 interrupt: &AtomicBool::new(false),

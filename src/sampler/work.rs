@@ -84,12 +84,6 @@ pub struct RankReport {
     pub metrics: Metrics,
 }
 
-/// Solver lanes of a run with an incremental backend: task `i` of a list goes to lane
-/// `i mod SOLVER_LANES`, and each lane's session sees its tasks in index order, so a session's
-/// history (and so the suite) depends on the seed alone, not on threads or timing. It also
-/// bounds how many threads can solve at once, and how many sessions are held in memory.
-pub const SOLVER_LANES: usize = 8;
-
 /// Does tasks on the current rayon thread pool.
 pub struct Worker<'a> {
     checker: &'a Checker<'a>,
@@ -119,7 +113,7 @@ impl<'a> Worker<'a> {
             checker,
             completer: Completer::new(checker, solvers.oracle, Some(deadline)),
             sessions: solvers.sessions,
-            lanes: (0..SOLVER_LANES).map(|_| Mutex::new(None)).collect(),
+            lanes: (0..solvers.lanes.max(1)).map(|_| Mutex::new(None)).collect(),
             centroids: Vec::new(),
             violated: Vec::new(),
             deadline,
@@ -160,7 +154,8 @@ impl<'a> Worker<'a> {
         deliver: &mut Deliver,
     ) -> Result<(), SampleError> {
         let started = Instant::now();
-        let schedule = Schedule::new(tasks.len(), self.sessions.is_some());
+        let lanes = if self.sessions.is_some() { self.lanes.len() } else { 0 };
+        let schedule = Schedule::new(tasks.len(), lanes);
         let mut ready: BTreeMap<usize, (Verdict, Timing)> = BTreeMap::new();
         let mut delivered = 0;
         let mut outcome = Ok(());
@@ -304,10 +299,11 @@ type Timing = [Option<(Phase, Duration)>; 2];
 
 /// Which task a thread takes next. Without sessions: the next by index. With sessions:
 /// the lowest-indexed task among lanes no thread holds, so each lane runs its tasks
-/// (`lane, lane + SOLVER_LANES, …`) one at a time in index order.
+/// (`lane, lane + lanes, …`) one at a time in index order.
 struct Schedule {
     len: usize,
-    lanes: bool,
+    /// Solver lanes; 0 without sessions.
+    lanes: usize,
     next: AtomicUsize,
     /// Per lane: its next task and whether a thread holds it.
     held: Mutex<Vec<(usize, bool)>>,
@@ -315,12 +311,12 @@ struct Schedule {
 }
 
 impl Schedule {
-    fn new(len: usize, lanes: bool) -> Self {
+    fn new(len: usize, lanes: usize) -> Self {
         Schedule {
             len,
             lanes,
             next: AtomicUsize::new(0),
-            held: Mutex::new((0..SOLVER_LANES).map(|lane| (lane, false)).collect()),
+            held: Mutex::new((0..lanes).map(|lane| (lane, false)).collect()),
             stopped: AtomicBool::new(false),
         }
     }
@@ -330,7 +326,7 @@ impl Schedule {
         if self.stopped.load(Ordering::Relaxed) {
             return None;
         }
-        if !self.lanes {
+        if self.lanes == 0 {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             return (i < self.len).then_some((i, None));
         }
@@ -341,7 +337,7 @@ impl Schedule {
             .filter(|(_, (next, busy))| !*busy && *next < self.len)
             .min_by_key(|(_, (next, _))| *next)?;
         let task = *next;
-        *next += SOLVER_LANES;
+        *next += self.lanes;
         *busy = true;
         Some((task, Some(lane)))
     }

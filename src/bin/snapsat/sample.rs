@@ -42,20 +42,24 @@ pub enum SolverChoice {
 }
 
 impl SolverChoice {
-    fn solvers(self) -> Result<Solvers<'static>> {
+    fn solvers(self, lanes: usize) -> Result<Solvers<'static>> {
         match self {
             SolverChoice::Splr => Ok(Solvers::splr()),
             #[cfg(feature = "cadical")]
             SolverChoice::Cadical => Ok(Solvers {
                 sessions: Some(&snapsat::oracle::cadical::Cadical),
+                lanes,
                 ..Solvers::splr()
             }),
             #[cfg(not(feature = "cadical"))]
-            SolverChoice::Cadical => Err(usage(
-                "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
-                 --features cadical` (scripts/install-cadical installs the libclang it needs), \
-                 or use --solver splr",
-            )),
+            SolverChoice::Cadical => {
+                let _ = lanes;
+                Err(usage(
+                    "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
+                     --features cadical` (scripts/install-cadical installs the libclang it \
+                     needs), or use --solver splr",
+                ))
+            }
         }
     }
 }
@@ -79,10 +83,15 @@ pub struct SampleArgs {
     #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
     pub algorithm: Algorithm,
     /// The solver (Snap). With splr the same seed gives the same suite on any threads and
-    /// ranks; with cadical, on any threads of one rank (its sessions see their tasks in a
-    /// fixed order), and valid but seed-dependent on timing across several ranks.
+    /// ranks; with cadical, the same seed and --lanes give the same suite on any threads of
+    /// one rank, and valid suites that depend on timing across several ranks.
     #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
     pub solver: SolverChoice,
+    /// Solver lanes of each rank (cadical): task i goes to lane i mod LANES, whose session
+    /// sees its tasks in order. At most LANES threads solve at once; each lane holds the
+    /// formula and starts cold. Default: the threads of the rank.
+    #[arg(long, value_name = "LANES", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
+    pub lanes: Option<u64>,
     /// Write tests here (default: standard output), one a line, each as soon as it is found.
     /// The file is created (or emptied) only once the first test is ready.
     #[arg(short, long, value_name = "FILE")]
@@ -235,7 +244,6 @@ fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed>
 
 pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let time_limit = checked_time_limit(&args)?;
-    let solvers = args.solver.solvers()?;
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     outputs.extend(args.output.as_deref().map(|p| ("-o", p)));
     outputs.extend(args.resume.as_deref().map(|p| ("--resume", p)));
@@ -251,6 +259,8 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start the worker threads: {e}"))?;
     }
+    let lanes = args.lanes.map_or(threads, |l| l as usize);
+    let solvers = args.solver.solvers(lanes)?;
     let quiet = args.quiet || launch.rank() > 0;
     let t = Instant::now();
     let cnf = read_formula(&args.input, quiet)?;

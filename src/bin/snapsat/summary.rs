@@ -148,6 +148,12 @@ fn summarize(r: &Report) {
             );
         }
     }
+    if r.invalid_dropped > 0 {
+        say!(
+            "snapsat: internal error: {} completed tests falsified a clause and were not written",
+            r.invalid_dropped
+        );
+    }
     for why in &r.unknown {
         say!("snapsat: note: some solver calls gave up: {why}");
     }
