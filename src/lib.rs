@@ -14,6 +14,7 @@ pub mod distribute;
 pub mod diversity;
 pub mod formula;
 pub mod metrics;
+pub mod minimize;
 pub mod oracle;
 pub mod propagate;
 pub mod quicksampler;

@@ -570,3 +570,51 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
     };
     assert_eq!(run("1", "one.txt"), run("2", "two.txt"));
 }
+
+/// `minimize` keeps a subset of the pool with all of its pairwise coverage of `c ind`,
+/// checked here independently of the library.
+#[test]
+fn minimize_keeps_the_pools_pairs_with_a_subset() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, small) = (dir.path().join("pool.txt"), dir.path().join("small.txt"));
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    assert!(snapsat(&["sample", example, "-q", "-o", &p(&pool)]).status.success());
+    let o = snapsat(&["minimize", example, &p(&pool), "-o", &p(&small)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(100.0%)"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(example).unwrap();
+    let support: Vec<usize> = text
+        .lines()
+        .filter(|l| l.starts_with("c ind"))
+        .flat_map(|l| l.split_whitespace().skip(2).map(|t| t.parse::<usize>().unwrap()))
+        .filter(|&v| v > 0)
+        .collect();
+    let read = |path: &Path| -> Vec<Vec<i64>> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
+            .collect()
+    };
+    let pairs = |tests: &[Vec<i64>]| {
+        let mut seen = std::collections::HashSet::new();
+        for t in tests {
+            for (a, &i) in support.iter().enumerate() {
+                for &j in &support[a + 1..] {
+                    seen.insert((i, j, t[i - 1] > 0, t[j - 1] > 0));
+                }
+            }
+        }
+        seen
+    };
+    let (pool_tests, kept) = (read(&pool), read(&small));
+    assert!(kept.len() * 10 <= pool_tests.len(), "{} of {}", kept.len(), pool_tests.len());
+    assert!(kept.iter().all(|t| pool_tests.contains(t)));
+    assert_eq!(pairs(&kept), pairs(&pool_tests));
+    // The pool is an input: writing onto it is refused; a target must be a share.
+    let onto = snapsat(&["minimize", example, &p(&pool), "-o", &p(&pool)]);
+    assert_eq!(onto.status.code(), Some(2));
+    let zero = snapsat(&["minimize", example, &p(&pool), "--target", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+}

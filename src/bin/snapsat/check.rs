@@ -50,7 +50,7 @@ pub struct MeasureArgs {
 
 /// The tests of a file, each a complete assignment of `num_vars` variables; a file without
 /// any test is an error, since no figure of it means anything.
-fn read_test_file(path: &Path, num_vars: usize) -> Result<Vec<Assignment>> {
+pub fn read_test_file(path: &Path, num_vars: usize) -> Result<Vec<Assignment>> {
     let text = read_text(path, "the test file")?;
     let tests = read_tests(&text, num_vars)
         .map_err(|e| Failure::bad_input(anyhow::anyhow!("{}: {e}", path.display())))?;

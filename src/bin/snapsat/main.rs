@@ -4,6 +4,7 @@
 mod check;
 mod failure;
 mod launch;
+mod minimize;
 mod output;
 mod sample;
 mod summary;
@@ -45,6 +46,10 @@ enum Command {
     /// formula's `c ind`) of its first tests at given sizes, and the Shannon entropy of each
     /// test (Fig. 9 of the paper).
     Measure(check::MeasureArgs),
+    /// The fewest tests of a suite (any sampler's) that keep the t-wise coverage of the
+    /// independent support it has, written most new combinations first.
+    #[command(after_help = failure::EXIT_STATUS_HELP)]
+    Minimize(minimize::MinimizeArgs),
     /// Guided test-case generation for one method of a small integer program, under the
     /// all-local-paths criterion (loop-k): sliced traces, test cases with their traces and
     /// path constraints, coverage, and the count of a non-guided generator beside it.
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => check::verify(args),
         Command::Ncd(args) => check::ncd(args),
         Command::Measure(args) => check::measure(args),
+        Command::Minimize(args) => minimize::run(args),
         Command::Tcg(args) => tcg::run(args),
     };
     result.unwrap_or_else(|Failure { status, error }| {
