@@ -54,6 +54,11 @@ impl<W: Write> TestWriter<W> {
     pub fn written(&self) -> usize {
         self.written
     }
+
+    /// The writer, once the tests are written.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
 }
 
 /// A line of a test file that is not a test over the formula's variables.

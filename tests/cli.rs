@@ -618,3 +618,28 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
     let zero = snapsat(&["minimize", example, &p(&pool), "--target", "0"]);
     assert_eq!(zero.status.code(), Some(2));
 }
+
+/// `sample --small` writes the full suite as always and the minimized one beside it.
+#[test]
+fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let o = snapsat(&[
+        "sample", example, "-o", &p("suite.txt"), "--small", &p("small.txt"), "--strength", "3",
+        "--stats", &p("stats.json"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let suite = std::fs::read_to_string(p("suite.txt")).unwrap();
+    let small = std::fs::read_to_string(p("small.txt")).unwrap();
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["small"]["tests"], small.lines().count());
+    assert_eq!(stats["small"]["strength"], 3);
+    assert_eq!(stats["small"]["pool_tests"], suite.lines().count());
+    assert_eq!(stats["small"]["covered_tuples"], stats["small"]["pool_tuples"]);
+    assert!(small.lines().count() < suite.lines().count());
+    assert!(small.lines().all(|l| suite.lines().any(|s| s == l)));
+    let v = snapsat(&["verify", example, &p("small.txt")]);
+    assert!(v.status.success());
+}

@@ -43,7 +43,7 @@ pub struct MeasureArgs {
     /// Test file: DIMACS literal lines or 0/1 strings, one test a line.
     tests: PathBuf,
     /// Suite sizes (prefixes of the file) to measure at; the whole file is always measured.
-    #[arg(long, value_delimiter = ',', default_value = "100,200,500,1000,2000,5000",
+    #[arg(long, value_delimiter = ',', default_value = "5,10,25,50,100,200,500,1000,2000,5000",
           value_parser = clap::value_parser!(u64).range(1..))]
     sizes: Vec<u64>,
 }

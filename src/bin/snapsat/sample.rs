@@ -144,6 +144,14 @@ pub struct SampleArgs {
     /// unterminated last line (a write cut short by a crash) is dropped, and said so.
     #[arg(long, value_name = "FILE", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
+    /// Also write the fewest tests of the suite that keep its t-wise coverage of `c ind`
+    /// (`snapsat minimize`), most new combinations first, to FILE at the end of the run
+    /// (an interrupted run's too). The suite itself is written as always.
+    #[arg(long, value_name = "FILE")]
+    pub small: Option<PathBuf>,
+    /// t of --small: combinations of how many support variables to keep (1 to 3).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=3), requires = "small")]
+    pub strength: u64,
     /// Write run statistics as JSON here (replaced whole at the end of the run).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
@@ -181,11 +189,17 @@ struct CliObserver<W: Write> {
     writer: TestWriter<W>,
     progress: bool,
     start: Instant,
+    /// Every test of the suite, kept for --small.
+    suite: Option<Vec<Assignment>>,
 }
 
 impl<W: Write> Observer for CliObserver<W> {
     fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
-        self.writer.write(test)
+        self.writer.write(test)?;
+        if let Some(suite) = &mut self.suite {
+            suite.push(test.clone());
+        }
+        Ok(())
     }
 
     fn round(&mut self, r: &RoundStats) {
@@ -242,12 +256,37 @@ fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed>
     })
 }
 
+/// Minimizes the suite (`snapsat minimize`) and writes the kept tests whole to `path`.
+fn write_small(
+    path: &Path,
+    suite: &[Assignment],
+    cnf: &snapsat::formula::Cnf,
+    strength: u64,
+    format: TestFormat,
+) -> Result<summary::SmallSuite> {
+    let kept = snapsat::minimize::minimize(suite, &cnf.projection(), strength as usize, 1.0)
+        .map_err(Failure::bad_input)?;
+    let mut writer = TestWriter::new(Vec::new(), format);
+    for &i in &kept.chosen {
+        writer.write(&suite[i]).map_err(anyhow::Error::from)?;
+    }
+    write_atomically(path, &writer.into_inner())?;
+    Ok(summary::SmallSuite {
+        tests: kept.chosen.len(),
+        strength: strength as usize,
+        pool_tests: suite.len(),
+        covered_tuples: kept.covered_tuples,
+        pool_tuples: kept.pool_tuples,
+    })
+}
+
 pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let time_limit = checked_time_limit(&args)?;
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     outputs.extend(args.output.as_deref().map(|p| ("-o", p)));
     outputs.extend(args.resume.as_deref().map(|p| ("--resume", p)));
     outputs.extend(args.stats.as_deref().map(|p| ("--stats", p)));
+    outputs.extend(args.small.as_deref().map(|p| ("--small", p)));
     check_distinct(&[("formula", &args.input.formula)], &outputs)?;
 
     let launch = Launch::detect(args.ranks as usize)?;
@@ -309,6 +348,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         writer: TestWriter::new(out, format),
         progress: !quiet && std::io::stderr().is_terminal(),
         start: Instant::now(),
+        suite: args.small.is_some().then(|| resumed.tests.clone()),
     };
     let result = match args.algorithm {
         Algorithm::Snap => {
@@ -370,6 +410,10 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         Err(SampleError::Output(e)) => return Err(e).output("the tests"),
         Err(e @ SampleError::Distribution(_)) => return Err(anyhow::Error::from(e).into()),
     };
+    let small = match (&args.small, observer.suite.take()) {
+        (Some(path), Some(suite)) => Some(write_small(path, &suite, &cnf, args.strength, format)?),
+        _ => None,
+    };
     if let Some(path) = &args.stats {
         let stats = summary::RunStats {
             algorithm: args.algorithm,
@@ -389,6 +433,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
             threads_per_rank: threads,
             parse_seconds,
             peak_memory_bytes: summary::peak_memory_bytes(),
+            small: small.as_ref(),
             report: &report,
         };
         let json = serde_json::to_string_pretty(&stats).map_err(anyhow::Error::from)? + "\n";
@@ -396,6 +441,15 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     }
     if !args.quiet {
         summary::print(&report);
+        if let (Some(small), Some(path)) = (&small, &args.small) {
+            say!(
+                "snapsat: --small {}: {} tests keep the suite's {} {}-wise combinations of `c ind`",
+                path.display(),
+                small.tests,
+                small.covered_tuples,
+                small.strength
+            );
+        }
     }
     Ok(if report.stop() == StopReason::Interrupted {
         ExitCode::from(status::INTERRUPTED)

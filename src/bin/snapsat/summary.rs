@@ -33,6 +33,9 @@ pub struct RunStats<'a> {
     pub threads_per_rank: usize,
     pub parse_seconds: f64,
     pub peak_memory_bytes: Option<u64>,
+    /// The minimized suite (--small), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub small: Option<&'a SmallSuite>,
     #[serde(flatten)]
     pub report: &'a RunReport,
 }
@@ -43,6 +46,16 @@ pub fn peak_memory_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// The suite `--small` wrote: its size and the t-wise combinations it keeps.
+#[derive(Serialize)]
+pub struct SmallSuite {
+    pub tests: usize,
+    pub strength: usize,
+    pub pool_tests: usize,
+    pub covered_tuples: u64,
+    pub pool_tuples: u64,
 }
 
 impl RunReport {
