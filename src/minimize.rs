@@ -73,20 +73,7 @@ impl Rows {
                 bytes,
             });
         }
-        let mut prefixes: Vec<Vec<usize>> = vec![Vec::new()];
-        for _ in 1..strength {
-            prefixes = prefixes
-                .into_iter()
-                .flat_map(|p| {
-                    let from = p.last().map_or(0, |&l| l + 1);
-                    (from..m).map(move |i| {
-                        let mut q = p.clone();
-                        q.push(i);
-                        q
-                    })
-                })
-                .collect();
-        }
+        let prefixes = increasing(m, strength - 1);
         debug_assert_eq!(prefixes.len(), prefix_count);
         Ok(Rows {
             m,
@@ -166,6 +153,25 @@ impl Rows {
     }
 }
 
+/// Every increasing sequence of `k` positions below `m`, in lexicographic order.
+fn increasing(m: usize, k: usize) -> Vec<Vec<usize>> {
+    let mut sequences: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..k {
+        sequences = sequences
+            .into_iter()
+            .flat_map(|p| {
+                let from = p.last().map_or(0, |&l| l + 1);
+                (from..m).map(move |i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
+    }
+    sequences
+}
+
 fn bit(words: &[u64], i: usize) -> bool {
     words[i / 64] >> (i % 64) & 1 == 1
 }
@@ -238,21 +244,7 @@ mod tests {
     /// Every t-tuple a suite covers, computed plainly (independently of the rows).
     fn tuples(tests: &[&Assignment], vars: &[usize], t: usize) -> HashSet<Vec<(usize, bool)>> {
         let mut out = HashSet::new();
-        let m = vars.len();
-        let mut combos: Vec<Vec<usize>> = vec![vec![]];
-        for _ in 0..t {
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    let from = c.last().map_or(0, |&l| l + 1);
-                    (from..m).map(move |i| {
-                        let mut d = c.clone();
-                        d.push(i);
-                        d
-                    })
-                })
-                .collect();
-        }
+        let combos = increasing(vars.len(), t);
         for test in tests {
             for c in &combos {
                 out.insert(c.iter().map(|&i| (i, test.get(vars[i]))).collect());

@@ -729,20 +729,25 @@ mod tests {
     }
 
     fn run(cnf: &Cnf, config: &SnapConfig) -> (Vec<Assignment>, Report) {
+        run_with(cnf, config, Solvers::splr())
+    }
+
+    /// The suite and report of a one-process run with `solvers`.
+    fn run_with(cnf: &Cnf, config: &SnapConfig, solvers: Solvers) -> (Vec<Assignment>, Report) {
         let checker = Checker::new(cnf);
         let mut tests = Vec::new();
         let mut collect = |t: &Assignment| {
             tests.push(t.clone());
             Ok(())
         };
-        let report = sample(
-            &checker,
-            &Splr,
+        let run = Sampling {
+            checker: &checker,
+            solvers,
             config,
-            &mut collect,
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+            resumed: &[],
+            interrupt: &AtomicBool::new(false),
+        };
+        let report = sample_in_process(&run, &mut collect).unwrap();
         (tests, report)
     }
 
@@ -863,19 +868,8 @@ mod tests {
             let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
             let checker = Checker::new(&cnf);
             let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
-            let mut tests = Vec::new();
-            let mut collect = |t: &Assignment| {
-                tests.push(t.clone());
-                Ok(())
-            };
-            let run = Sampling {
-                checker: &checker,
-                solvers: Solvers { sessions: Some(&crate::oracle::cadical::Cadical), lanes: 3, ..Solvers::splr() },
-                config: &config,
-                resumed: &[],
-                interrupt: &AtomicBool::new(false),
-            };
-            sample_in_process(&run, &mut collect).unwrap();
+            let solvers = Solvers { sessions: Some(&crate::oracle::cadical::Cadical), lanes: 3, ..Solvers::splr() };
+            let (tests, _) = run_with(&cnf, &config, solvers);
             prop_assert!(!tests.is_empty());
             prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
             let distinct: HashSet<_> = tests.iter().collect();
