@@ -19,11 +19,56 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Tokens that reach the parsers' corners when inserted.
 const TOKENS: &[&str] = &[
-    "p cnf ", "c ind ", "c p show ", " 0\n", "\n", " ", "-", "0", "1", "99999999999",
-    "2147483648", "-2147483649", "33554432", "268435456", "v ", "c ", "%\n", "\t", "\r\n",
-    "int ", "return ", "if (", ") ", "{", "}", "(", ")", "while (", "try { ", "} catch { ",
-    "a", "b[", "]", ".length", " + ", " * ", " / ", " % ", " && ", " || ", "!", "==", "<=",
-    ";", ",", "=", "f(", "int[3] ", "\u{00e9}", "\u{0000}",
+    "p cnf ",
+    "c ind ",
+    "c p show ",
+    " 0\n",
+    "\n",
+    " ",
+    "-",
+    "0",
+    "1",
+    "99999999999",
+    "2147483648",
+    "-2147483649",
+    "33554432",
+    "268435456",
+    "v ",
+    "c ",
+    "%\n",
+    "\t",
+    "\r\n",
+    "int ",
+    "return ",
+    "if (",
+    ") ",
+    "{",
+    "}",
+    "(",
+    ")",
+    "while (",
+    "try { ",
+    "} catch { ",
+    "a",
+    "b[",
+    "]",
+    ".length",
+    " + ",
+    " * ",
+    " / ",
+    " % ",
+    " && ",
+    " || ",
+    "!",
+    "==",
+    "<=",
+    ";",
+    ",",
+    "=",
+    "f(",
+    "int[3] ",
+    "\u{00e9}",
+    "\u{0000}",
 ];
 
 /// One fuzzed reader.
@@ -35,7 +80,12 @@ enum Target {
     Tcg,
 }
 
-const TARGETS: [Target; 4] = [Target::Dimacs, Target::DimacsGzip, Target::Tests, Target::Tcg];
+const TARGETS: [Target; 4] = [
+    Target::Dimacs,
+    Target::DimacsGzip,
+    Target::Tests,
+    Target::Tcg,
+];
 
 fn seeds(target: Target) -> Vec<Vec<u8>> {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -71,7 +121,11 @@ fn mutate(rng: &mut ChaCha8Rng, input: &mut Vec<u8>, pool: &[Vec<u8>]) {
             1 => input.insert(at, rng.gen()),
             2 | 3 => {
                 let token = TOKENS[rng.gen_range(0..TOKENS.len())].as_bytes();
-                let times = if rng.gen_ratio(1, 16) { rng.gen_range(2..300) } else { 1 };
+                let times = if rng.gen_ratio(1, 16) {
+                    rng.gen_range(2..300)
+                } else {
+                    1
+                };
                 for _ in 0..times {
                     input.splice(at..at, token.iter().copied());
                 }
@@ -137,8 +191,12 @@ fn exercise(target: Target, input: &[u8], rng: &mut ChaCha8Rng) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let inputs: u64 = args.next().map_or(100_000, |a| a.parse().expect("INPUTS: a count"));
-    let seed: u64 = args.next().map_or(0, |a| a.parse().expect("SEED: a number"));
+    let inputs: u64 = args
+        .next()
+        .map_or(100_000, |a| a.parse().expect("INPUTS: a count"));
+    let seed: u64 = args
+        .next()
+        .map_or(0, |a| a.parse().expect("SEED: a number"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let done = AtomicU64::new(0);
     let per_target: Vec<AtomicU64> = TARGETS.iter().map(|_| AtomicU64::new(0)).collect();
@@ -164,9 +222,10 @@ fn main() {
                             let mut input = pool[rng.gen_range(0..pool.len())].clone();
                             mutate(&mut rng, &mut input, pool);
                             let mut inner = rng.clone();
-                            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                exercise(TARGETS[which], &input, &mut inner);
-                            }));
+                            let run =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    exercise(TARGETS[which], &input, &mut inner);
+                                }));
                             per_target[which].fetch_add(1, Ordering::Relaxed);
                             if run.is_err() {
                                 return Some((TARGETS[which], input));

@@ -59,10 +59,7 @@ pub struct Parsed {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     #[error("{path}: {cause}")]
-    Io {
-        path: String,
-        cause: std::io::Error,
-    },
+    Io { path: String, cause: std::io::Error },
     #[error("{path}: cannot decompress ({format}): {message}")]
     Decompress {
         path: String,

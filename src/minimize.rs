@@ -254,7 +254,9 @@ mod tests {
     }
 
     fn pool_of(bits: &[String]) -> Vec<Assignment> {
-        bits.iter().map(|b| Assignment::from_bit_string(b).unwrap()).collect()
+        bits.iter()
+            .map(|b| Assignment::from_bit_string(b).unwrap())
+            .collect()
     }
 
     #[test]

@@ -98,10 +98,12 @@ pub fn read_tests(text: &str, num_vars: usize) -> Result<Vec<Assignment>, TestPa
         let Some(line) = test_text(line) else {
             continue;
         };
-        tests.push(parse_test(line, num_vars, &mut seen).map_err(|message| TestParseError {
-            line: i + 1,
-            message,
-        })?);
+        tests.push(
+            parse_test(line, num_vars, &mut seen).map_err(|message| TestParseError {
+                line: i + 1,
+                message,
+            })?,
+        );
     }
     Ok(tests)
 }
@@ -122,7 +124,9 @@ fn parse_test(line: &str, num_vars: usize, seen: &mut [bool]) -> Result<Assignme
     let mut ended = false;
     for token in line.split_ascii_whitespace() {
         if ended {
-            return Err(format!("expected the end of the line after 0, found `{token}`"));
+            return Err(format!(
+                "expected the end of the line after 0, found `{token}`"
+            ));
         }
         let lit: i64 = token
             .parse()
@@ -199,7 +203,10 @@ pub struct SuiteFile {
 pub fn read_suite(text: &str, num_vars: usize) -> Result<SuiteFile, TestParseError> {
     let (whole, torn_tail) = match text.rfind('\n') {
         _ if text.is_empty() || text.ends_with('\n') => (text, None),
-        Some(end) => (&text[..=end], Some(((end + 1) as u64, whole_lines(&text[..=end]) + 1))),
+        Some(end) => (
+            &text[..=end],
+            Some(((end + 1) as u64, whole_lines(&text[..=end]) + 1)),
+        ),
         None => ("", Some((0, 1))),
     };
     let tests = read_tests(whole, num_vars)?;

@@ -560,8 +560,21 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
     let run = |threads: &str, name: &str| {
         let out = dir.path().join(name);
         let o = snapsat(&[
-            "sample", cnf.to_str().unwrap(), "--solver", "cadical", "--lanes", "2", "-j", threads, "-x", "0",
-            "--max-tests", "300", "-q", "-o", out.to_str().unwrap(),
+            "sample",
+            cnf.to_str().unwrap(),
+            "--solver",
+            "cadical",
+            "--lanes",
+            "2",
+            "-j",
+            threads,
+            "-x",
+            "0",
+            "--max-tests",
+            "300",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v = snapsat(&["verify", cnf.to_str().unwrap(), out.to_str().unwrap()]);
@@ -579,7 +592,9 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
     let dir = tempfile::tempdir().unwrap();
     let (pool, small) = (dir.path().join("pool.txt"), dir.path().join("small.txt"));
     let p = |x: &Path| x.to_str().unwrap().to_string();
-    assert!(snapsat(&["sample", example, "-q", "-o", &p(&pool)]).status.success());
+    assert!(snapsat(&["sample", example, "-q", "-o", &p(&pool)])
+        .status
+        .success());
     let o = snapsat(&["minimize", example, &p(&pool), "-o", &p(&small)]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("(100.0%)"), "{}", stderr(&o));
@@ -587,7 +602,11 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
     let support: Vec<usize> = text
         .lines()
         .filter(|l| l.starts_with("c ind"))
-        .flat_map(|l| l.split_whitespace().skip(2).map(|t| t.parse::<usize>().unwrap()))
+        .flat_map(|l| {
+            l.split_whitespace()
+                .skip(2)
+                .map(|t| t.parse::<usize>().unwrap())
+        })
         .filter(|&v| v > 0)
         .collect();
     let read = |path: &Path| -> Vec<Vec<i64>> {
@@ -609,7 +628,12 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
         seen
     };
     let (pool_tests, kept) = (read(&pool), read(&small));
-    assert!(kept.len() * 10 <= pool_tests.len(), "{} of {}", kept.len(), pool_tests.len());
+    assert!(
+        kept.len() * 10 <= pool_tests.len(),
+        "{} of {}",
+        kept.len(),
+        pool_tests.len()
+    );
     assert!(kept.iter().all(|t| pool_tests.contains(t)));
     assert_eq!(pairs(&kept), pairs(&pool_tests));
     // The pool is an input: writing onto it is refused; a target must be a share.
@@ -626,8 +650,16 @@ fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let o = snapsat(&[
-        "sample", example, "-o", &p("suite.txt"), "--small", &p("small.txt"), "--strength", "3",
-        "--stats", &p("stats.json"),
+        "sample",
+        example,
+        "-o",
+        &p("suite.txt"),
+        "--small",
+        &p("small.txt"),
+        "--strength",
+        "3",
+        "--stats",
+        &p("stats.json"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let suite = std::fs::read_to_string(p("suite.txt")).unwrap();
@@ -637,7 +669,10 @@ fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
     assert_eq!(stats["small"]["tests"], small.lines().count());
     assert_eq!(stats["small"]["strength"], 3);
     assert_eq!(stats["small"]["pool_tests"], suite.lines().count());
-    assert_eq!(stats["small"]["covered_tuples"], stats["small"]["pool_tuples"]);
+    assert_eq!(
+        stats["small"]["covered_tuples"],
+        stats["small"]["pool_tuples"]
+    );
     assert!(small.lines().count() < suite.lines().count());
     assert!(small.lines().all(|l| suite.lines().any(|s| s == l)));
     let v = snapsat(&["verify", example, &p("small.txt")]);

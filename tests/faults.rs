@@ -28,7 +28,12 @@ fn assert_status(o: &Output, code: i32, mentions: &str) {
 
 /// Runs snapsat with standard output (or error) on /dev/full.
 fn to_full_device(args: &[&str], stderr_too: bool) -> Output {
-    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
     let mut command = Command::new(env!("CARGO_BIN_EXE_snapsat"));
     command.args(args).stdout(full());
     if stderr_too {
@@ -48,16 +53,36 @@ fn verify_ok(formula: &str, tests: &Path) -> String {
 fn resume_drops_a_torn_last_line_and_the_suite_stays_valid() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.txt");
-    let first = snapsat(&["sample", example(), "-o", path(&suite), "--max-tests", "5", "-q"]);
+    let first = snapsat(&[
+        "sample",
+        example(),
+        "-o",
+        path(&suite),
+        "--max-tests",
+        "5",
+        "-q",
+    ]);
     assert!(first.status.success());
     let mut text = std::fs::read_to_string(&suite).unwrap();
     let torn: String = text.lines().next().unwrap().chars().take(40).collect();
     text.push_str(&torn);
     std::fs::write(&suite, &text).unwrap();
-    let resumed = snapsat(&["sample", example(), "--resume", path(&suite), "--max-tests", "12", "-s", "1"]);
+    let resumed = snapsat(&[
+        "sample",
+        example(),
+        "--resume",
+        path(&suite),
+        "--max-tests",
+        "12",
+        "-s",
+        "1",
+    ]);
     assert_status(&resumed, 0, "line 6 has no end");
     let report = verify_ok(example(), &suite);
-    assert!(report.starts_with("12 tests: 12 valid, 0 invalid, 12 distinct"), "{report}");
+    assert!(
+        report.starts_with("12 tests: 12 valid, 0 invalid, 12 distinct"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -100,13 +125,27 @@ fn an_output_onto_an_input_is_refused_and_the_input_kept() {
     }
     assert_eq!(std::fs::read(&f).unwrap(), original);
     assert_eq!(std::fs::read(&gz).unwrap(), gz_original);
-    let o = snapsat(&["sample", path(&f), "-o", path(&dir.path().join("s")), "--stats", path(&dir.path().join("s"))]);
+    let o = snapsat(&[
+        "sample",
+        path(&f),
+        "-o",
+        path(&dir.path().join("s")),
+        "--stats",
+        path(&dir.path().join("s")),
+    ]);
     assert_status(&o, 2, "same file");
 
     let program = dir.path().join("lcm.tcg");
     std::fs::copy(tcg_example("lcm.tcg"), &program).unwrap();
     let source = std::fs::read(&program).unwrap();
-    let o = snapsat(&["tcg", path(&program), "-m", "lcm", "--emit-cnf", path(&program)]);
+    let o = snapsat(&[
+        "tcg",
+        path(&program),
+        "-m",
+        "lcm",
+        "--emit-cnf",
+        path(&program),
+    ]);
     assert_status(&o, 2, "would be overwritten");
     assert_eq!(std::fs::read(&program).unwrap(), source);
 }
@@ -121,7 +160,14 @@ fn an_existing_output_is_kept_when_the_run_finds_nothing() {
     let stats = dir.path().join("stats.json");
     std::fs::write(&out, "precious\n").unwrap();
     std::fs::write(&stats, "{}\n").unwrap();
-    let o = snapsat(&["sample", path(&unsat), "-o", path(&out), "--stats", path(&stats)]);
+    let o = snapsat(&[
+        "sample",
+        path(&unsat),
+        "-o",
+        path(&out),
+        "--stats",
+        path(&stats),
+    ]);
     assert_status(&o, 20, "unsatisfiable");
     let malformed = dir.path().join("bad.cnf");
     std::fs::write(&malformed, "p cnf 2 1\n1 x 0\n").unwrap();
@@ -140,7 +186,17 @@ fn initial_solutions_are_written_as_found() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("suite.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_snapsat"))
-        .args(["sample", path(&cnf), "-o", path(&out), "-j", "1", "--max-rounds", "0", "-q"])
+        .args([
+            "sample",
+            path(&cnf),
+            "-o",
+            path(&out),
+            "-j",
+            "1",
+            "--max-rounds",
+            "0",
+            "-q",
+        ])
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
@@ -166,7 +222,11 @@ fn partial_tests_are_not_valid_tests() {
     std::fs::write(&f, "p cnf 3 1\n-3 0\n").unwrap();
     let t = dir.path().join("t.txt");
     std::fs::write(&t, "1 2 0\n").unwrap();
-    assert_status(&snapsat(&["verify", path(&f), path(&t)]), 2, "must give every variable a value");
+    assert_status(
+        &snapsat(&["verify", path(&f), path(&t)]),
+        2,
+        "must give every variable a value",
+    );
     let mixed = dir.path().join("mixed.txt");
     std::fs::write(&mixed, "0101\n011\n").unwrap();
     assert_status(&snapsat(&["ncd", path(&mixed)]), 2, "line 2");
@@ -182,7 +242,11 @@ fn deeply_nested_programs_are_refused_with_a_position() {
         format!("return {}a{};", "(".repeat(5000), ")".repeat(5000)),
         format!("return {sum};"),
         format!("return {}a;", "-".repeat(100_000)),
-        format!("{}a = 1;{} return a;", "{".repeat(20_000), "}".repeat(20_000)),
+        format!(
+            "{}a = 1;{} return a;",
+            "{".repeat(20_000),
+            "}".repeat(20_000)
+        ),
     ] {
         std::fs::write(&program, format!("int f(int a) {{ {body} }}")).unwrap();
         let o = snapsat(&["tcg", path(&program), "-m", "f"]);
@@ -233,7 +297,9 @@ fn huge_sizes_are_refused_with_the_limit() {
 fn a_full_output_device_is_reported_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.txt");
-    assert!(snapsat(&["sample", example(), "-o", path(&suite), "-q"]).status.success());
+    assert!(snapsat(&["sample", example(), "-o", path(&suite), "-q"])
+        .status
+        .success());
     for args in [
         vec!["verify", example(), path(&suite)],
         vec!["ncd", path(&suite)],
@@ -244,7 +310,11 @@ fn a_full_output_device_is_reported_not_a_panic() {
         assert_status(&o, 1, "No space left on device");
     }
     let lcm = tcg_example("lcm.tcg");
-    assert_status(&to_full_device(&["tcg", &lcm, "-m", "lcm"], false), 1, "No space");
+    assert_status(
+        &to_full_device(&["tcg", &lcm, "-m", "lcm"], false),
+        1,
+        "No space",
+    );
     let o = to_full_device(&["sample", example(), "-o", path(&suite)], true);
     assert_eq!(o.status.code(), Some(0));
     // A reader that goes away early: an error, not a panic.
@@ -278,7 +348,14 @@ fn unreadable_inputs_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     }
     let help = String::from_utf8(snapsat(&["sample", "--help"]).stdout).unwrap();
-    for code in ["0 success", "1 `verify`", "2 bad usage", "20 the formula", "30 no solution", "130 interrupted"] {
+    for code in [
+        "0 success",
+        "1 `verify`",
+        "2 bad usage",
+        "20 the formula",
+        "30 no solution",
+        "130 interrupted",
+    ] {
         assert!(help.contains(code), "--help lacks `{code}`");
     }
 }
@@ -303,23 +380,61 @@ fn messages_are_said_once_and_formats_kept() {
 
     let program = dir.path().join("empty.tcg");
     std::fs::write(&program, "").unwrap();
-    assert_status(&snapsat(&["tcg", path(&program), "-m", "f"]), 2, "has no methods");
+    assert_status(
+        &snapsat(&["tcg", path(&program), "-m", "f"]),
+        2,
+        "has no methods",
+    );
 
     let suite = dir.path().join("bits.txt");
-    let o = snapsat(&["sample", example(), "--format", "bits", "-o", path(&suite), "--max-tests", "3", "-q"]);
+    let o = snapsat(&[
+        "sample",
+        example(),
+        "--format",
+        "bits",
+        "-o",
+        path(&suite),
+        "--max-tests",
+        "3",
+        "-q",
+    ]);
     assert!(o.status.success());
-    let o = snapsat(&["sample", example(), "--resume", path(&suite), "--max-tests", "6", "-s", "1", "-q"]);
+    let o = snapsat(&[
+        "sample",
+        example(),
+        "--resume",
+        path(&suite),
+        "--max-tests",
+        "6",
+        "-s",
+        "1",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&suite).unwrap();
     assert_eq!(text.lines().count(), 6);
-    assert!(text.lines().all(|l| l.bytes().all(|b| b == b'0' || b == b'1')), "{text}");
+    assert!(
+        text.lines()
+            .all(|l| l.bytes().all(|b| b == b'0' || b == b'1')),
+        "{text}"
+    );
 }
 
 // 12. tcg stops at its time limit with what it found.
 #[test]
 fn tcg_honours_its_time_limit() {
     let start = std::time::Instant::now();
-    let o = snapsat(&["tcg", &tcg_example("lcm.tcg"), "-m", "gcd", "-k", "12", "-t", "2", "--json"]);
+    let o = snapsat(&[
+        "tcg",
+        &tcg_example("lcm.tcg"),
+        "-m",
+        "gcd",
+        "-k",
+        "12",
+        "-t",
+        "2",
+        "--json",
+    ]);
     assert_status(&o, 0, "cut the run short");
     assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -75,7 +75,8 @@ impl SessionBackend for Cadical {
 impl CadicalSession<'_> {
     fn set_phases(&mut self, phases: &Assignment) -> anyhow::Result<()> {
         for v in self.phases.xor(phases).ones() {
-            self.solver.phase_lit(RsLit::new(v as u32, !phases.get(v)))?;
+            self.solver
+                .phase_lit(RsLit::new(v as u32, !phases.get(v)))?;
         }
         self.phases.clone_from(phases);
         Ok(())
@@ -107,7 +108,13 @@ impl CadicalSession<'_> {
             SolverResult::Unsat => {
                 // rustsat's core is a clause the formula entails: the failed assumptions,
                 // negated.
-                Answer::Refuted(self.solver.core()?.into_iter().map(|l| our_lit(!l)).collect())
+                Answer::Refuted(
+                    self.solver
+                        .core()?
+                        .into_iter()
+                        .map(|l| our_lit(!l))
+                        .collect(),
+                )
             }
             SolverResult::Interrupted => Answer::Unknown("conflict limit or time limit".into()),
         })
@@ -167,7 +174,10 @@ mod tests {
         }
         let unsat = Cnf::from_clauses(1, &[vec![1], vec![-1]]);
         let mut session = Cadical.open(&unsat, Budget::unlimited()).unwrap();
-        assert_eq!(session.solve(&[], &Assignment::zeros(1), None), Answer::Refuted(vec![]));
+        assert_eq!(
+            session.solve(&[], &Assignment::zeros(1), None),
+            Answer::Refuted(vec![])
+        );
     }
 
     /// Every model of one long-lived session, over many queries with random phases and

@@ -7,9 +7,9 @@
 //! feature). A session's answers depend on what it solved before, so callers give each
 //! lane's session its tasks in a fixed order (see `sampler::work`).
 
-pub mod splr;
 #[cfg(feature = "cadical")]
 pub mod cadical;
+pub mod splr;
 
 pub use self::splr::Splr;
 

@@ -363,11 +363,7 @@ struct Snap<'a> {
 }
 
 impl<'a> Snap<'a> {
-    fn new(
-        checker: &'a Checker<'a>,
-        config: &'a SnapConfig,
-        interrupt: &'a AtomicBool,
-    ) -> Self {
+    fn new(checker: &'a Checker<'a>, config: &'a SnapConfig, interrupt: &'a AtomicBool) -> Self {
         let start = Instant::now();
         let deadline = start + config.time_limit;
         let projection = checker.cnf().projection();
@@ -820,13 +816,19 @@ mod tests {
             ..Solvers::splr()
         };
         let suite = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let mut tests = Vec::new();
             let mut collect = |t: &Assignment| {
                 tests.push(t.clone());
                 Ok(())
             };
-            let config = SnapConfig { max_rounds: Some(2), ..small_config(3) };
+            let config = SnapConfig {
+                max_rounds: Some(2),
+                ..small_config(3)
+            };
             let run = Sampling {
                 checker: &checker,
                 solvers,
@@ -834,7 +836,8 @@ mod tests {
                 resumed: &[],
                 interrupt: &AtomicBool::new(false),
             };
-            pool.install(|| sample_in_process(&run, &mut collect)).unwrap();
+            pool.install(|| sample_in_process(&run, &mut collect))
+                .unwrap();
             tests
         };
         let one = suite(1);

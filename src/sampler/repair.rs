@@ -433,7 +433,9 @@ mod tests {
         // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
         let candidate = Assignment::from_bit_string("10011").unwrap();
         let delta = Assignment::from_bit_string("10000").unwrap();
-        let done = completer.repair(&mut prop, None, &candidate, &delta, 7).unwrap();
+        let done = completer
+            .repair(&mut prop, None, &candidate, &delta, 7)
+            .unwrap();
         assert_eq!(done.test.to_bit_string(), "11101");
         assert_eq!(done.kept, 1);
         assert!(!done.fresh);
@@ -448,7 +450,9 @@ mod tests {
         // Keeping both x1 = 1 and x4 = 1 is impossible; one of them must go.
         let candidate = Assignment::from_bit_string("10010").unwrap();
         let delta = Assignment::from_bit_string("10010").unwrap();
-        let done = completer.repair(&mut prop, None, &candidate, &delta, 1).unwrap();
+        let done = completer
+            .repair(&mut prop, None, &candidate, &delta, 1)
+            .unwrap();
         assert!(checker.satisfies(&done.test));
         assert_eq!(done.kept, 1);
     }
@@ -472,6 +476,9 @@ mod tests {
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, None);
         let mut prop = completer.propagator();
-        assert_eq!(completer.fresh(&mut prop, None, 0).unwrap_err(), Failure::Unsat);
+        assert_eq!(
+            completer.fresh(&mut prop, None, 0).unwrap_err(),
+            Failure::Unsat
+        );
     }
 }

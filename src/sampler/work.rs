@@ -9,8 +9,8 @@
 use super::repair::{Completed, Completer, Failure};
 use super::SampleError;
 use crate::assignment::Assignment;
-use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::budget::Budget;
+use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::oracle::{Session, SessionBackend, Solvers};
 use crate::propagate::Propagator;
 use crate::verify::Checker;
@@ -113,7 +113,9 @@ impl<'a> Worker<'a> {
             checker,
             completer: Completer::new(checker, solvers.oracle, Some(deadline)),
             sessions: solvers.sessions,
-            lanes: (0..solvers.lanes.max(1)).map(|_| Mutex::new(None)).collect(),
+            lanes: (0..solvers.lanes.max(1))
+                .map(|_| Mutex::new(None))
+                .collect(),
             centroids: Vec::new(),
             violated: Vec::new(),
             deadline,
@@ -154,7 +156,11 @@ impl<'a> Worker<'a> {
         deliver: &mut Deliver,
     ) -> Result<(), SampleError> {
         let started = Instant::now();
-        let lanes = if self.sessions.is_some() { self.lanes.len() } else { 0 };
+        let lanes = if self.sessions.is_some() {
+            self.lanes.len()
+        } else {
+            0
+        };
         let schedule = Schedule::new(tasks.len(), lanes);
         let mut ready: BTreeMap<usize, (Verdict, Timing)> = BTreeMap::new();
         let mut delivered = 0;
@@ -211,7 +217,12 @@ impl<'a> Worker<'a> {
     }
 
     /// Does one task with the session of `lane` (opening it first), or without a session.
-    fn in_lane(&self, prop: &mut Propagator, task: &Task, lane: Option<usize>) -> (Verdict, Timing) {
+    fn in_lane(
+        &self,
+        prop: &mut Propagator,
+        task: &Task,
+        lane: Option<usize>,
+    ) -> (Verdict, Timing) {
         let (Some(lane), Some(backend)) = (lane, self.sessions) else {
             return self.one(prop, None, task);
         };

@@ -493,9 +493,7 @@ impl Parser {
         if self.is("{") {
             return Ok(Stmt::Block(self.block()?));
         }
-        if let (Token::Name(name), Token::Symbol(s)) =
-            (self.peek().clone(), self.peek_at(1))
-        {
+        if let (Token::Name(name), Token::Symbol(s)) = (self.peek().clone(), self.peek_at(1)) {
             if *s == "=" || *s == "[" && self.assignment_to_index() {
                 self.next();
                 let index = if self.eat("[") {
@@ -660,15 +658,30 @@ mod tests {
     #[test]
     fn deep_nesting_is_an_error_with_its_position() {
         let deep = |open: &str, inner: &str, close: &str, n: usize| {
-            format!("int f(int a) {{ return {}{inner}{}; }}", open.repeat(n), close.repeat(n))
+            format!(
+                "int f(int a) {{ return {}{inner}{}; }}",
+                open.repeat(n),
+                close.repeat(n)
+            )
         };
         for program in [
             deep("(", "a", ")", 5000),
             deep("-", "a", "", 100_000),
             deep("!", "a", "", 100_000),
-            format!("int f(int a) {{ return {}; }}", vec!["a"; 20_000].join(" + ")),
-            format!("int f(int a) {{ {}a = 1;{} return a; }}", "{".repeat(20_000), "}".repeat(20_000)),
-            format!("int f(int a) {{ {}a = 1;{} return a; }}", "if (a > 0) ".repeat(5000), ""),
+            format!(
+                "int f(int a) {{ return {}; }}",
+                vec!["a"; 20_000].join(" + ")
+            ),
+            format!(
+                "int f(int a) {{ {}a = 1;{} return a; }}",
+                "{".repeat(20_000),
+                "}".repeat(20_000)
+            ),
+            format!(
+                "int f(int a) {{ {}a = 1;{} return a; }}",
+                "if (a > 0) ".repeat(5000),
+                ""
+            ),
         ] {
             let err = parse(&program).unwrap_err();
             assert!(err.message.contains("nests deeper than"), "{err}");

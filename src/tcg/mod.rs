@@ -123,8 +123,15 @@ pub fn run(
     let sliced = config.criterion == Criterion::AllLocalPaths;
     let traces = traces::generate(rules, &config.method, config.loop_k, sliced, config.limit);
     let explorer = || {
-        Explorer::new(rules, &config.method, config.width, config.loop_k, oracle, budget)
-            .ok_or_else(unknown)
+        Explorer::new(
+            rules,
+            &config.method,
+            config.width,
+            config.loop_k,
+            oracle,
+            budget,
+        )
+        .ok_or_else(unknown)
     };
 
     let mut ex = explorer()?;

@@ -1,9 +1,9 @@
 //! Where the ranks of a run are: this process (with `--ranks` of them as threads) or the
 //! processes of an MPI job.
 
-use crate::failure::Result;
 #[cfg(not(feature = "mpi"))]
 use crate::failure::usage;
+use crate::failure::Result;
 #[cfg(feature = "mpi")]
 use {crate::failure::say, anyhow::Context};
 

@@ -84,9 +84,9 @@ impl LazyFile {
             } else {
                 options.write(true).create(true).truncate(true);
             }
-            let file = options.open(&self.path).map_err(|e| {
-                io::Error::new(e.kind(), format!("{}: {e}", self.path.display()))
-            })?;
+            let file = options
+                .open(&self.path)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
             self.file = Some(file);
         }
         Ok(self.file.as_mut().expect("just opened"))

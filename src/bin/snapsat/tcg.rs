@@ -64,8 +64,11 @@ fn generate(args: TcgArgs) -> Result<ExitCode> {
             args.time_limit
         )));
     }
-    let outputs: Vec<(&str, &std::path::Path)> =
-        args.emit_cnf.iter().map(|p| ("--emit-cnf", p.as_path())).collect();
+    let outputs: Vec<(&str, &std::path::Path)> = args
+        .emit_cnf
+        .iter()
+        .map(|p| ("--emit-cnf", p.as_path()))
+        .collect();
     check_distinct(&[("program", &args.program)], &outputs)?;
     let source = read_text(&args.program, "the program")?;
     let shown = args.program.display();
