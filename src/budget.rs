@@ -33,10 +33,6 @@ impl<'a> Budget<'a> {
         }
     }
 
-    pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
-    }
-
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
     }

@@ -112,6 +112,11 @@ impl<'a> Completer<'a> {
     ) -> Result<Completed, Failure> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let preferred = random_assignment(self.cnf.num_vars(), &mut rng);
+        // A session decides faster than greedy completion, which mostly fails on the
+        // formulas where a solver is needed at all: it gets the random phases directly.
+        if let Some(session) = session {
+            return self.fresh_in_session(session, &preferred);
+        }
         let cube: Vec<Lit> = self
             .projection
             .choose_multiple(&mut rng, RANDOM_CUBE.min(self.projection.len()))
@@ -119,11 +124,6 @@ impl<'a> Completer<'a> {
             .collect();
         // The cube is tried by propagation alone: a solver proving a bad cube unsatisfiable
         // can take a minute on XOR-heavy formulas (parity.sk_11_11).
-        // A session decides faster than greedy completion, which mostly fails on the
-        // formulas where a solver is needed at all: it gets the random phases directly.
-        if let Some(session) = session {
-            return self.fresh_in_session(session, &preferred);
-        }
         if let Ok(done) = self.complete(prop, &cube, &preferred, false, rng.gen(), None) {
             return Ok(done);
         }

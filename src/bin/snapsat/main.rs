@@ -17,6 +17,9 @@ use snapsat::formula::Cnf;
 use snapsat::testfile::TestFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -99,6 +102,28 @@ pub fn read_formula(input: &InputArgs, quiet: bool) -> Result<Cnf> {
         }
     }
     Ok(parsed.cnf)
+}
+
+/// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
+const MAX_TIME_LIMIT: f64 = 1e9;
+
+/// A `--time-limit` in seconds, checked (exit 2 outside (0, 1e9]).
+pub fn time_limit(seconds: f64) -> Result<Duration> {
+    if !(seconds > 0.0 && seconds <= MAX_TIME_LIMIT) {
+        return Err(failure::usage(format!(
+            "--time-limit must be a number of seconds above 0 and at most {MAX_TIME_LIMIT:e}, not {seconds}"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A flag that SIGINT and SIGTERM set, so that work stops keeping what it found.
+pub fn interrupt_on_signals() -> Result<Arc<AtomicBool>> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
+    Ok(interrupt)
 }
 
 /// Reads a whole text input (exit 2 when missing, a folder, or not UTF-8).

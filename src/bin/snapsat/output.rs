@@ -98,10 +98,6 @@ impl Write for LazyFile {
         self.file()?.write(buf)
     }
 
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file()?.write_all(buf)
-    }
-
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.file {
             Some(f) => f.flush(),

@@ -4,7 +4,7 @@ use crate::failure::{say, status, usage, Classify, Failure, Result};
 use crate::launch::{Launch, MAX_THREADS};
 use crate::output::{check_distinct, write_atomically, LazyFile};
 use crate::summary;
-use crate::{read_formula, InputArgs, OutputFormat};
+use crate::{read_formula, read_text, InputArgs, OutputFormat};
 use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
@@ -18,12 +18,8 @@ use snapsat::verify::Checker;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
-const MAX_TIME_LIMIT: f64 = 1e9;
 /// The largest N: the delta pool holds up to N(N−1)/2 pairs.
 const MAX_SAMPLES: u64 = 10_000;
 /// The most clusters (k) and in-process ranks.
@@ -162,12 +158,7 @@ pub struct SampleArgs {
 
 /// The flags' values, checked: every number within what the run can use.
 fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
-    let t = args.time_limit;
-    if !(t > 0.0 && t <= MAX_TIME_LIMIT) {
-        return Err(usage(format!(
-            "--time-limit must be a number of seconds above 0 and at most {MAX_TIME_LIMIT:e}, not {t}"
-        )));
-    }
+    let time_limit = crate::time_limit(args.time_limit)?;
     if !(args.min_improvement >= 0.0 && args.min_improvement <= 1e6) {
         return Err(usage(format!(
             "--min-improvement must be a percentage from 0 to 1e6, not {}",
@@ -181,7 +172,7 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
             "--ranks, --resume and --solver work with --algorithm snap only",
         ));
     }
-    Ok(Duration::from_secs_f64(t))
+    Ok(time_limit)
 }
 
 /// Writes tests and shows progress as the sampler reports them.
@@ -229,9 +220,8 @@ struct Resumed {
 /// the line otherwise), an unterminated last line set apart.
 fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed> {
     let shown = path.display();
-    let bytes = std::fs::read(path).input(format!("cannot read the suite to resume, {shown}"))?;
-    let text = std::str::from_utf8(&bytes).input(format!("{shown} is not a test file"))?;
-    let suite = read_suite(text, checker.cnf().num_vars()).input(&shown)?;
+    let text = read_text(path, "the suite to resume")?;
+    let suite = read_suite(&text, checker.cnf().num_vars()).input(&shown)?;
     if let Some((i, clause)) = suite
         .tests
         .iter()
@@ -305,12 +295,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let cnf = read_formula(&args.input, quiet)?;
     let parse_seconds = t.elapsed().as_secs_f64();
 
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let interrupt = interrupt.clone();
-        ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed))
-            .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
-    }
+    let interrupt = crate::interrupt_on_signals()?;
     let checker = Checker::new(&cnf);
     #[cfg(feature = "mpi")]
     if let Launch::Mpi(job) = &launch {

@@ -1,6 +1,6 @@
 //! `snapsat tcg`: guided test-case generation for one method of a small program.
 
-use crate::failure::{say, usage, Failure, Result};
+use crate::failure::{say, Failure, Result};
 use crate::output::{check_distinct, print, write_atomically};
 use crate::read_text;
 use clap::Args;
@@ -8,9 +8,6 @@ use snapsat::budget::Budget;
 use snapsat::oracle::Splr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Args)]
 pub struct TcgArgs {
@@ -58,12 +55,7 @@ pub fn run(args: TcgArgs) -> Result<ExitCode> {
 
 fn generate(args: TcgArgs) -> Result<ExitCode> {
     use snapsat::tcg;
-    if !(args.time_limit > 0.0 && args.time_limit <= 1e9) {
-        return Err(usage(format!(
-            "--time-limit must be a number of seconds above 0 and at most 1e9, not {}",
-            args.time_limit
-        )));
-    }
+    let time_limit = crate::time_limit(args.time_limit)?;
     let outputs: Vec<(&str, &std::path::Path)> = args
         .emit_cnf
         .iter()
@@ -94,13 +86,8 @@ fn generate(args: TcgArgs) -> Result<ExitCode> {
         width: args.width,
         limit: args.limit as usize,
     };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let interrupt = interrupt.clone();
-        ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed))
-            .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
-    }
-    let budget = Budget::new(Duration::from_secs_f64(args.time_limit), &interrupt);
+    let interrupt = crate::interrupt_on_signals()?;
+    let budget = Budget::new(time_limit, &interrupt);
     let report = tcg::run(&rules, &config, &Splr, budget).map_err(anyhow::Error::from)?;
     if report.time_limit_reached {
         say!("snapsat: note: the time limit or an interrupt cut the run short; the report holds what was found by then");
