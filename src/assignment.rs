@@ -61,6 +61,20 @@ impl Assignment {
         &self.words
     }
 
+    /// From packed words (bit `i` of the whole is variable `i + 1`); bits past `len` cleared.
+    pub fn from_words(mut words: Vec<u64>, len: usize) -> Self {
+        words.resize(len.div_ceil(64), 0);
+        if !len.is_multiple_of(64) {
+            if let Some(last) = words.last_mut() {
+                *last &= (1u64 << (len % 64)) - 1;
+            }
+        }
+        Assignment {
+            words: words.into_boxed_slice(),
+            len,
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: usize) -> bool {
         self.words[i / 64] >> (i % 64) & 1 == 1

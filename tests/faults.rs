@@ -440,3 +440,38 @@ fn tcg_honours_its_time_limit() {
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["time_limit_reached"], true);
 }
+
+// Issue 11.2: the coordinator's phases (NCD above all) honour the time limit on a wide
+// formula. Before, `p cnf 50000 0` with `-t 5` ran 34 s: NCD of the first 100 tests alone.
+#[test]
+fn a_wide_formula_stops_at_its_time_limit_with_its_tests_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let formula = dir.path().join("wide.cnf");
+    std::fs::write(&formula, "p cnf 50000 0\n").unwrap();
+    let (suite, stats) = (dir.path().join("suite.txt"), dir.path().join("stats.json"));
+    let start = std::time::Instant::now();
+    let o = snapsat(&[
+        "sample",
+        path(&formula),
+        "-t",
+        "2",
+        "-j",
+        "1",
+        "-o",
+        path(&suite),
+        "--stats",
+        path(&stats),
+    ]);
+    assert_status(&o, 0, "time limit reached");
+    assert!(start.elapsed().as_secs() < 15, "took {:?}", start.elapsed());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(report["stop"], "time-limit");
+    let tests = report["distinct_tests"].as_u64().unwrap();
+    assert!(tests >= 1);
+    let verdict = verify_ok(path(&formula), &suite);
+    assert!(
+        verdict.starts_with(&format!("{tests} tests: {tests} valid, 0 invalid")),
+        "{verdict}"
+    );
+}

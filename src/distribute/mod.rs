@@ -90,6 +90,8 @@ pub struct Coordinator<'a, E: Endpoint> {
     deadline: Instant,
     interrupt: &'a AtomicBool,
     finished: bool,
+    /// The ranks' time on batches so far, as they reported it.
+    busy: Duration,
 }
 
 impl<'a, E: Endpoint> Coordinator<'a, E> {
@@ -111,6 +113,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             deadline: Instant::now() + time_limit,
             interrupt,
             finished: false,
+            busy: Duration::ZERO,
         };
         coordinator.broadcast(&ToRank::Start {
             fingerprint: cnf_fingerprint,
@@ -234,6 +237,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
                 .elapsed()
                 .saturating_sub(Duration::from_nanos(busy_nanos));
             self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
+            self.busy += Duration::from_nanos(busy_nanos);
             last_return[rank] = Instant::now();
             for (slot, verdict) in verdicts[first..first + count].iter_mut().zip(done) {
                 *slot = Some(verdict);
@@ -249,6 +253,10 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             deliver(verdict.unwrap_or(Verdict::Skipped))?;
         }
         Ok(())
+    }
+
+    fn busy(&self) -> Duration {
+        self.busy
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {

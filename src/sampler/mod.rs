@@ -11,6 +11,7 @@ pub mod repair;
 pub mod work;
 
 use crate::assignment::Assignment;
+use crate::budget::Budget;
 use crate::diversity;
 use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::oracle::{Oracle, Solvers};
@@ -63,7 +64,7 @@ pub struct SnapConfig {
     /// Stop after this many rounds.
     pub max_rounds: Option<usize>,
     pub seed: u64,
-    /// Removals tried for NCD's denominator (see [`diversity::ncd`]).
+    /// Removal streams for NCD's denominator (see [`diversity::RunningNcd`]).
     pub ncd_removals: usize,
     pub stop_metric: StopMetric,
 }
@@ -78,7 +79,7 @@ impl Default for SnapConfig {
             max_tests: None,
             max_rounds: None,
             seed: 0,
-            ncd_removals: diversity::DEFAULT_REMOVALS,
+            ncd_removals: diversity::RUNNING_REMOVALS,
             stop_metric: StopMetric::default(),
         }
     }
@@ -119,6 +120,10 @@ pub struct RoundStats {
     /// Pairwise literal coverage of the suite over the NCD variables.
     pub coverage: f64,
     pub seconds: f64,
+    /// Wall time the coordinator worked with no task out (deltas, k-means, candidates, NCD).
+    pub coordinator_seconds: f64,
+    /// The ranks' time on this round's tasks, summed over ranks.
+    pub work_seconds: f64,
 }
 
 /// Wall time per phase, in seconds.
@@ -145,6 +150,10 @@ pub struct Report {
     pub stop: StopReason,
     pub distinct_tests: usize,
     pub seconds: PhaseSeconds,
+    /// The rounds' `coordinator_seconds` and `work_seconds`, summed: their ratio is how many
+    /// ranks the run could use before the coordinator's time alone bounds it.
+    pub coordinator_seconds: f64,
+    pub work_seconds: f64,
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.
     pub completed_by_propagation: u64,
@@ -358,7 +367,7 @@ struct Snap<'a> {
     interrupt: &'a AtomicBool,
     suite: Suite<'a>,
     /// The suite's NCD, kept up to date as tests join.
-    ncd: diversity::GrowingNcd,
+    ncd: diversity::RunningNcd,
     report: Report,
 }
 
@@ -374,11 +383,13 @@ impl<'a> Snap<'a> {
             deadline,
             interrupt,
             suite: Suite::new(checker, &projection, config.max_tests),
-            ncd: diversity::GrowingNcd::new(&projection, config.ncd_removals),
+            ncd: diversity::RunningNcd::new(&projection, config.ncd_removals),
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
                 seconds: PhaseSeconds::default(),
+                coordinator_seconds: 0.0,
+                work_seconds: 0.0,
                 solver_calls: SolverCalls::default(),
                 completed_by_propagation: 0,
                 candidates: 0,
@@ -414,18 +425,26 @@ impl<'a> Snap<'a> {
         Ok(added)
     }
 
+    /// The round's figures on the suite; NCD is NaN (null in --stats) when the budget ran out
+    /// before every new test was compressed.
     fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
-        for test in &self.suite.tests()[self.ncd.len()..] {
-            self.ncd.push(test);
-        }
+        let budget = Budget::until(self.deadline, self.interrupt);
+        self.ncd
+            .extend(&self.suite.tests()[self.ncd.len()..], &budget);
         let terms = self.ncd.terms();
-        stats.ncd = terms.value();
-        stats.information = terms.information();
+        stats.ncd = terms.map_or(f64::NAN, |t| t.value());
+        stats.information = terms.map_or(0, |t| t.information());
         stats.coverage = self.suite.coverage();
         stats.suite_size = self.suite.tests().len();
         self.metrics.record(Phase::Ncd, t.elapsed());
         self.report.seconds.ncd += t.elapsed().as_secs_f64();
+    }
+
+    fn push_round(&mut self, stats: RoundStats) {
+        self.report.coordinator_seconds += stats.coordinator_seconds;
+        self.report.work_seconds += stats.work_seconds;
+        self.report.rounds.push(stats);
     }
 
     /// The value of the stop metric in a round's figures.
@@ -466,13 +485,15 @@ impl<'a> Snap<'a> {
             round: 0,
             samples: samples.len(),
             new_tests: self.suite.tests().len(),
+            work_seconds: workforce.busy().as_secs_f64(),
             ..Default::default()
         };
         self.measure(&mut initial);
         initial.seconds = self.start.elapsed().as_secs_f64();
+        initial.coordinator_seconds = initial.seconds - self.report.seconds.initial;
         let mut metric = self.metric(&initial);
         observer.round(&initial);
-        self.report.rounds.push(initial);
+        self.push_round(initial);
         let mut round = 0;
         let stop = loop {
             if self.interrupt.load(Ordering::Relaxed) {
@@ -493,7 +514,7 @@ impl<'a> Snap<'a> {
             metric = self.metric(&stats);
             let new_tests = stats.new_tests;
             observer.round(&stats);
-            self.report.rounds.push(stats);
+            self.push_round(stats);
             if self.interrupt.load(Ordering::Relaxed) {
                 break StopReason::Interrupted;
             }
@@ -659,6 +680,8 @@ impl<'a> Snap<'a> {
         };
         if pool.is_empty() {
             self.measure(&mut stats);
+            stats.seconds = started.elapsed().as_secs_f64();
+            stats.coordinator_seconds = stats.seconds;
             return Ok(stats);
         }
 
@@ -675,6 +698,7 @@ impl<'a> Snap<'a> {
             })
             .collect();
         let before = self.suite.tests().len();
+        let busy = workforce.busy();
         workforce.run(&centroids, tasks, &mut |verdict| {
             match verdict {
                 Verdict::Skipped => stats.skipped += 1,
@@ -700,7 +724,9 @@ impl<'a> Snap<'a> {
             }
             Ok(())
         })?;
-        self.report.seconds.verify_repair += t.elapsed().as_secs_f64();
+        let working = t.elapsed().as_secs_f64();
+        self.report.seconds.verify_repair += working;
+        stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
 
         self.report.candidates += stats.candidates;
         self.report.valid_before_repair += stats.valid_before_repair;
@@ -709,6 +735,7 @@ impl<'a> Snap<'a> {
         stats.new_tests = self.suite.tests().len() - before;
         self.measure(&mut stats);
         stats.seconds = started.elapsed().as_secs_f64();
+        stats.coordinator_seconds = stats.seconds - working;
         Ok(stats)
     }
 }

@@ -64,6 +64,10 @@ pub trait Workforce {
 
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
+
+    /// Time the ranks have spent on tasks so far, summed over ranks: the work more ranks
+    /// would share, against which the coordinator's time alone is set.
+    fn busy(&self) -> Duration;
 }
 
 /// The work of one rank, as the sampler's report shows it.
@@ -389,5 +393,9 @@ impl Workforce for LocalWorkforce<'_> {
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
         Ok(vec![self.worker.report(0, rayon::current_num_threads())])
+    }
+
+    fn busy(&self) -> Duration {
+        self.worker.busy
     }
 }

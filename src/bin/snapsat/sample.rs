@@ -198,10 +198,10 @@ impl<W: Write> Observer for CliObserver<W> {
             use std::io::Write as _;
             let _ = write!(
                 std::io::stderr(),
-                "\r\x1b[2Ksnapsat: round {} · {} tests · NCD {:.4} · {:.1} s",
+                "\r\x1b[2Ksnapsat: round {} · {} tests · NCD {} · {:.1} s",
                 r.round,
                 r.suite_size,
-                r.ncd,
+                summary::ncd_text(r.ncd),
                 self.start.elapsed().as_secs_f64()
             );
         }

@@ -108,16 +108,31 @@ fn summarize_quick(r: &QuickReport) {
     );
 }
 
+/// NCD as the summaries print it: NaN stands for a measurement the time limit cut short.
+pub fn ncd_text(ncd: f64) -> String {
+    if ncd.is_nan() {
+        "not measured (time ran out)".into()
+    } else {
+        format!("{ncd:.4}")
+    }
+}
+
 fn summarize(r: &Report) {
     let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
     let stop = stop_text(r.stop);
     say!(
-        "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {:.4} over {} variables",
+        "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {} over {} variables",
         r.distinct_tests,
         r.seconds.total,
         r.rounds.len().saturating_sub(1),
-        ncd,
+        ncd_text(ncd),
         r.ncd_variables
+    );
+    say!(
+        "snapsat: coordinator alone {:.3} s, ranks on tasks {:.3} s: work/coordinator {:.1} (ranks the run can use before the coordinator bounds it)",
+        r.coordinator_seconds,
+        r.work_seconds,
+        r.work_seconds / r.coordinator_seconds.max(1e-9)
     );
     say!(
         "snapsat: {} candidates, {:.1}% valid before repair, {} repaired, {} failed repairs; solver calls: {} generate, {} repair",
