@@ -150,21 +150,30 @@ impl Assignment {
 
     /// The DIMACS literal line CMSGen writes: `1 -2 3 0`.
     pub fn to_dimacs_line(&self) -> String {
-        // Digits by hand: `write!` per literal was a tenth of a fast run's time.
-        let mut line = Vec::with_capacity(self.len * 7 + 1);
-        let mut digits = [0u8; 20];
+        // By hand, with the variable's number kept as ASCII digits and counted up in place:
+        // `write!` per literal was a tenth of a fast run's time, and copying each number's
+        // digits from a scratch buffer (a `memcpy` call per literal) 16% of an easy one.
+        let mut line = Vec::with_capacity(self.len * 8 + 1);
+        let mut number = [b'0'; 20];
+        let mut first = number.len() - 1;
         for i in 0..self.len {
+            let mut at = number.len() - 1;
+            loop {
+                if number[at] == b'9' {
+                    number[at] = b'0';
+                    at -= 1;
+                } else {
+                    number[at] += 1;
+                    break;
+                }
+            }
+            first = first.min(at);
             if !self.get(i) {
                 line.push(b'-');
             }
-            let mut n = i + 1;
-            let mut at = digits.len();
-            while n > 0 {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
+            for &digit in &number[first..] {
+                line.push(digit);
             }
-            line.extend_from_slice(&digits[at..]);
             line.push(b' ');
         }
         line.push(b'0');
@@ -204,6 +213,18 @@ mod tests {
         let a = Assignment::from_literals(3, &[1, -2, 3]);
         assert_eq!(a.to_dimacs_line(), "1 -2 3 0");
         assert!(a.satisfies(1) && a.satisfies(-2) && !a.satisfies(2));
+    }
+
+    /// The in-place decimal counter names every variable across carries (9, 99, 9999, …).
+    #[test]
+    fn dimacs_lines_of_wide_assignments_match_formatted_numbers() {
+        let bits: String = (0..12_345).map(|i| if i % 3 == 0 { '0' } else { '1' }).collect();
+        let a = Assignment::from_bit_string(&bits).unwrap();
+        let expected: Vec<String> = (1..=12_345i64)
+            .map(|v| if (v - 1) % 3 == 0 { -v } else { v }.to_string())
+            .chain(["0".to_string()])
+            .collect();
+        assert_eq!(a.to_dimacs_line(), expected.join(" "));
     }
 
     #[test]
