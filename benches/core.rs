@@ -84,7 +84,7 @@ fn benches(c: &mut Criterion) {
 
     let hundred: Vec<&Assignment> = tests.iter().take(100).collect();
     c.bench_function("deltas/100-samples", |b| {
-        b.iter(|| sampler::deltas::DeltaPool::from_samples(black_box(&hundred)))
+        b.iter(|| sampler::snap::deltas::DeltaPool::from_samples(black_box(&hundred)))
     });
 
     let projection = cnf.projection();

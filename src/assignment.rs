@@ -218,7 +218,9 @@ mod tests {
     /// The in-place decimal counter names every variable across carries (9, 99, 9999, …).
     #[test]
     fn dimacs_lines_of_wide_assignments_match_formatted_numbers() {
-        let bits: String = (0..12_345).map(|i| if i % 3 == 0 { '0' } else { '1' }).collect();
+        let bits: String = (0..12_345)
+            .map(|i| if i % 3 == 0 { '0' } else { '1' })
+            .collect();
         let a = Assignment::from_bit_string(&bits).unwrap();
         let expected: Vec<String> = (1..=12_345i64)
             .map(|v| if (v - 1) % 3 == 0 { -v } else { v }.to_string())

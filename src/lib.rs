@@ -17,7 +17,6 @@ pub mod metrics;
 pub mod minimize;
 pub mod oracle;
 pub mod propagate;
-pub mod quicksampler;
 pub mod sampler;
 pub mod tcg;
 pub mod testfile;

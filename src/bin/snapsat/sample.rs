@@ -9,7 +9,7 @@ use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
 use snapsat::oracle::{Solvers, Splr};
-use snapsat::quicksampler::{self, QuickConfig};
+use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{
     self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
 };
@@ -372,7 +372,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
                 max_candidates: args.max_candidates.map(|n| n as usize),
                 seed: args.seed,
             };
-            quicksampler::sample(&checker, &Splr, &config, &mut observer, &interrupt)
+            quick::sample(&checker, &Splr, &config, &mut observer, &interrupt)
                 .map(summary::RunReport::Quick)
         }
     };

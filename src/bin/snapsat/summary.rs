@@ -3,7 +3,7 @@
 use crate::failure::say;
 use crate::sample::{Algorithm, SolverChoice};
 use serde::Serialize;
-use snapsat::quicksampler::QuickReport;
+use snapsat::sampler::quick::QuickReport;
 use snapsat::sampler::{Report, StopMetric, StopReason};
 
 /// The figures of either sampler, as written to `--stats`.

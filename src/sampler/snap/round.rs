@@ -1,0 +1,105 @@
+//! Steps 2–3 once: the delta pool, the centroids, the candidates checked and repaired by the
+//! workforce, each new test merged into the suite as its verdict arrives; then step 4's
+//! measurement.
+
+use super::{candidates, deltas, kmeans, Snap};
+use crate::assignment::Assignment;
+use crate::sampler::work::{Verdict, Workforce};
+use crate::sampler::{derive_seed, Observer, RoundStats, SampleError};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+impl Snap<'_> {
+    /// Steps 2–3 once: deltas, centroids, candidates, verify, repair; then NCD.
+    pub(super) fn round(
+        &mut self,
+        workforce: &mut dyn Workforce,
+        round: usize,
+        samples: &mut Vec<Assignment>,
+        observer: &mut dyn Observer,
+    ) -> Result<RoundStats, SampleError> {
+        let started = Instant::now();
+        let seed = self.config.seed;
+        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 1, round as u64));
+        let n = self.config.samples.max(1);
+
+        // Step 2: the pool comes from at most N samples, so it holds at most N(N−1)/2 pairs
+        // however many repaired samples have joined.
+        let t = Instant::now();
+        let mut basis: Vec<&Assignment> = samples.iter().collect();
+        if basis.len() > n {
+            basis.shuffle(&mut rng);
+            basis.truncate(n);
+        }
+        let pool = deltas::DeltaPool::from_samples(&basis);
+        self.report.seconds.deltas += t.elapsed().as_secs_f64();
+
+        // Step 3a.
+        let t = Instant::now();
+        let all: Vec<&Assignment> = samples.iter().collect();
+        let centroids = kmeans::centroids(&all, self.config.clusters, &mut rng);
+        self.report.seconds.clustering += t.elapsed().as_secs_f64();
+
+        let mut stats = RoundStats {
+            round,
+            samples: samples.len(),
+            distinct_deltas: pool.len(),
+            repeated_delta_pairs: pool.repeated_pairs(),
+            centroids: centroids.len(),
+            ..Default::default()
+        };
+        if pool.is_empty() {
+            self.measure(&mut stats);
+            stats.seconds = started.elapsed().as_secs_f64();
+            stats.coordinator_seconds = stats.seconds;
+            return Ok(stats);
+        }
+
+        // Step 3b: candidates drawn sequentially (cheap, deterministic), then checked and
+        // repaired by the workforce.
+        let t = Instant::now();
+        let tasks = candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round);
+        let before = self.suite.tests().len();
+        let busy = workforce.busy();
+        workforce.run(&centroids, tasks, &mut |verdict| {
+            match verdict {
+                Verdict::Skipped => stats.skipped += 1,
+                Verdict::Valid(test) => {
+                    stats.candidates += 1;
+                    stats.valid_before_repair += 1;
+                    self.admit(&test, observer)?;
+                }
+                Verdict::Completed(done) => {
+                    stats.candidates += 1;
+                    stats.repaired += 1;
+                    self.note_completion(&done, false);
+                    self.report.fresh_fallbacks += u64::from(done.fresh);
+                    if self.admit(&done.test, observer)? {
+                        samples.push(done.test);
+                    }
+                }
+                Verdict::Failed(failure) => {
+                    stats.candidates += 1;
+                    stats.failed_repairs += 1;
+                    self.note_failure(failure);
+                }
+            }
+            Ok(())
+        })?;
+        let working = t.elapsed().as_secs_f64();
+        self.report.seconds.verify_repair += working;
+        stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
+
+        self.report.candidates += stats.candidates;
+        self.report.valid_before_repair += stats.valid_before_repair;
+        self.report.repaired += stats.repaired;
+        self.report.failed_repairs += stats.failed_repairs;
+        stats.new_tests = self.suite.tests().len() - before;
+        self.measure(&mut stats);
+        stats.seconds = started.elapsed().as_secs_f64();
+        stats.coordinator_seconds = stats.seconds - working;
+        Ok(stats)
+    }
+}

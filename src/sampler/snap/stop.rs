@@ -1,0 +1,71 @@
+//! Step 4: the suite measured after every round (NCD, its numerator, pairwise coverage), and
+//! the rule that decides whether another round runs.
+
+use super::{Snap, StopMetric};
+use crate::metrics::Phase;
+use crate::sampler::{RoundStats, StopReason};
+use std::time::Instant;
+
+impl Snap<'_> {
+    /// before every new test was compressed.
+    pub(super) fn measure(&mut self, stats: &mut RoundStats) {
+        let t = Instant::now();
+        self.ncd
+            .extend(&self.suite.tests()[self.ncd.len()..], &self.budget);
+        let terms = self.ncd.terms();
+        stats.ncd = terms.map_or(f64::NAN, |t| t.value());
+        stats.information = terms.map_or(0, |t| t.information());
+        stats.coverage = self.suite.coverage();
+        stats.suite_size = self.suite.tests().len();
+        self.metrics.record(Phase::Ncd, t.elapsed());
+        self.report.seconds.ncd += t.elapsed().as_secs_f64();
+    }
+
+    pub(super) fn push_round(&mut self, stats: RoundStats) {
+        self.report.coordinator_seconds += stats.coordinator_seconds;
+        self.report.work_seconds += stats.work_seconds;
+        self.report.rounds.push(stats);
+    }
+
+    /// The value of the stop metric in a round's figures.
+    pub(super) fn metric(&self, stats: &RoundStats) -> f64 {
+        match self.config.stop_metric {
+            StopMetric::Information => stats.information as f64,
+            StopMetric::Ncd => stats.ncd,
+            StopMetric::Coverage => stats.coverage,
+        }
+    }
+
+    /// A reason to stop before round `round + 1` whatever the last round gave (`round` 0:
+    /// the round limit not checked).
+    pub(super) fn halted(&self, round: usize) -> Option<StopReason> {
+        if self.budget.interrupted() {
+            Some(StopReason::Interrupted)
+        } else if self.suite.is_full() {
+            Some(StopReason::MaxTests)
+        } else if self.budget.exhausted() {
+            Some(StopReason::TimeLimit)
+        } else if round > 0 && self.config.max_rounds.is_some_and(|m| round >= m) {
+            Some(StopReason::MaxRounds)
+        } else {
+            None
+        }
+    }
+
+    /// The paper's rule: stop when a round added nothing, or when the stop metric improved by
+    /// less than X of its previous value.
+    pub(super) fn converged(
+        &self,
+        new_tests: usize,
+        previous: f64,
+        metric: f64,
+    ) -> Option<StopReason> {
+        if new_tests == 0 {
+            Some(StopReason::NoNewTests)
+        } else if metric - previous < self.config.min_improvement * previous.max(f64::EPSILON) {
+            Some(StopReason::Converged)
+        } else {
+            None
+        }
+    }
+}
