@@ -9,6 +9,7 @@
 //! Messages are [`protocol`] types encoded with bincode and sent as byte buffers over an
 //! [`Endpoint`]: crossbeam channels ([`local`]) or MPI ([`mpi`], with `--features mpi`).
 
+pub mod launch;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -24,22 +25,6 @@ use protocol::{ToCoordinator, ToRank};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// The size of the MPI job this process was started in, as the launcher's environment
-/// gives it (OpenMPI, MPICH/Hydra, Slurm's PMI).
-pub fn mpi_job_size() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-}
-
-/// True when an MPI launcher started this process (PMIx may name the rank alone).
-pub fn launched_by_mpi() -> bool {
-    mpi_job_size().is_some()
-        || ["PMIX_RANK", "PMI_RANK"]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some())
-}
 
 /// Why a message could not be sent or received.
 #[derive(Debug, thiserror::Error)]

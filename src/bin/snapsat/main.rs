@@ -3,7 +3,6 @@
 
 mod check;
 mod failure;
-mod launch;
 mod minimize;
 mod output;
 mod sample;

@@ -1,13 +1,13 @@
 //! `snapsat sample`: build a test suite, writing each test as it is found.
 
 use crate::failure::{say, status, usage, Classify, Failure, Result};
-use crate::launch::{Launch, MAX_THREADS};
 use crate::output::{check_distinct, write_atomically, LazyFile};
 use crate::summary;
 use crate::{read_formula, read_text, InputArgs, OutputFormat};
 use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
+use snapsat::distribute::launch::{Launch, LaunchError, MAX_THREADS};
 use snapsat::oracle::{Solvers, Splr};
 use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{
@@ -210,6 +210,7 @@ impl<W: Write> Observer for CliObserver<W> {
 
 /// The tests of the suite being resumed, and where its file is to be cut first (a torn
 /// last line), with the format its lines have.
+#[derive(Default)]
 struct Resumed {
     tests: Vec<Assignment>,
     format: Option<TestFormat>,
@@ -279,15 +280,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     outputs.extend(args.small.as_deref().map(|p| ("--small", p)));
     check_distinct(&[("formula", &args.input.formula)], &outputs)?;
 
-    let launch = Launch::detect(args.ranks as usize)?;
-    let threads = launch.threads_per_rank(args.threads.map(|t| t as usize));
-    if launch.ranks() == 1 || launch.rank() > 0 {
-        // This process's own work runs on the global pool; coordinated ranks build their own.
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build_global()
-            .map_err(|e| anyhow::anyhow!("cannot start the worker threads: {e}"))?;
-    }
+    let (launch, threads) = start_ranks(&args)?;
     let lanes = args.lanes.map_or(threads, |l| l as usize);
     let solvers = args.solver.solvers(lanes)?;
     let quiet = args.quiet || launch.rank() > 0;
@@ -308,92 +301,30 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     }
     let resumed = match &args.resume {
         Some(path) => resumed_tests(path, &checker, quiet)?,
-        None => Resumed {
-            tests: Vec::new(),
-            format: None,
-            cut_at: None,
-        },
+        None => Resumed::default(),
     };
     let format = resumed.format.unwrap_or(args.format.into());
-    let out: Box<dyn Write> = match (&args.output, &args.resume) {
-        (Some(path), _) => Box::new(LazyFile::create(path)),
-        (None, Some(path)) => {
-            if let Some(offset) = resumed.cut_at {
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .and_then(|f| f.set_len(offset))
-                    .output(path.display())?;
-            }
-            Box::new(LazyFile::append(path))
-        }
-        (None, None) => Box::new(std::io::stdout()),
-    };
     let mut observer = CliObserver {
-        writer: TestWriter::new(out, format),
+        writer: TestWriter::new(open_output(&args, resumed.cut_at)?, format),
         progress: !quiet && std::io::stderr().is_terminal(),
         start: Instant::now(),
         suite: args.small.is_some().then(|| resumed.tests.clone()),
     };
-    let result = match args.algorithm {
-        Algorithm::Snap => {
-            let config = SnapConfig {
-                samples: args.samples as usize,
-                clusters: args.clusters as usize,
-                min_improvement: args.min_improvement / 100.0,
-                time_limit,
-                max_tests: args.max_tests.map(|n| n as usize),
-                max_rounds: args.max_rounds.map(|n| n as usize),
-                seed: args.seed,
-                stop_metric: args.stop_metric,
-                ..Default::default()
-            };
-            let run = Sampling {
-                checker: &checker,
-                solvers,
-                config: &config,
-                resumed: &resumed.tests,
-                interrupt: &interrupt,
-            };
-            let report = match &launch {
-                Launch::Process { ranks: 1 } => sampler::sample_in_process(&run, &mut observer),
-                Launch::Process { ranks } => {
-                    distribute::local::sample(*ranks, threads, &run, &mut observer)
-                }
-                #[cfg(feature = "mpi")]
-                Launch::Mpi(job) => job.coordinate(threads, &run, &mut observer),
-            };
-            report.map(summary::RunReport::Snap)
-        }
-        Algorithm::Quicksampler => {
-            let config = QuickConfig {
-                time_limit,
-                max_tests: args.max_tests.map(|n| n as usize),
-                max_candidates: args.max_candidates.map(|n| n as usize),
-                seed: args.seed,
-            };
-            quick::sample(&checker, &Splr, &config, &mut observer, &interrupt)
-                .map(summary::RunReport::Quick)
-        }
+    let config = snap_config(&args, time_limit);
+    let run = Sampling {
+        checker: &checker,
+        solvers,
+        config: &config,
+        resumed: &resumed.tests,
+        interrupt: &interrupt,
     };
+    let result = sample_suite(&args, time_limit, &launch, threads, run, &mut observer);
     if observer.progress {
         say!();
     }
-    let report = match result {
+    let report = match without_suite(result, &args.input.formula)? {
         Ok(report) => report,
-        Err(SampleError::Unsat) => {
-            say!(
-                "snapsat: {}: the formula is unsatisfiable: no test exists",
-                args.input.formula.display()
-            );
-            return Ok(ExitCode::from(status::UNSAT));
-        }
-        Err(SampleError::Unknown(why)) => {
-            say!("snapsat: no solution found ({why}); try a longer --time-limit");
-            return Ok(ExitCode::from(status::UNKNOWN));
-        }
-        Err(SampleError::Output(e)) => return Err(e).output("the tests"),
-        Err(e @ SampleError::Distribution(_)) => return Err(anyhow::Error::from(e).into()),
+        Err(status) => return Ok(status),
     };
     let small = match (&args.small, observer.suite.take()) {
         (Some(path), Some(suite)) => Some(write_small(path, &suite, &cnf, args.strength, format)?),
@@ -427,13 +358,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     if !args.quiet {
         summary::print(&report);
         if let (Some(small), Some(path)) = (&small, &args.small) {
-            say!(
-                "snapsat: --small {}: {} tests keep the suite's {} {}-wise combinations of `c ind`",
-                path.display(),
-                small.tests,
-                small.covered_tuples,
-                small.strength
-            );
+            summary::print_small(path, small);
         }
     }
     Ok(if report.stop() == StopReason::Interrupted {
@@ -441,4 +366,115 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A run that ended without a suite: unsatisfiable and unknown are answers with statuses of
+/// their own (`Err` inside), the rest are failures.
+fn without_suite(
+    result: std::result::Result<summary::RunReport, SampleError>,
+    formula: &Path,
+) -> Result<std::result::Result<summary::RunReport, ExitCode>> {
+    match result {
+        Ok(report) => Ok(Ok(report)),
+        Err(SampleError::Unsat) => {
+            say!(
+                "snapsat: {}: the formula is unsatisfiable: no test exists",
+                formula.display()
+            );
+            Ok(Err(ExitCode::from(status::UNSAT)))
+        }
+        Err(SampleError::Unknown(why)) => {
+            say!("snapsat: no solution found ({why}); try a longer --time-limit");
+            Ok(Err(ExitCode::from(status::UNKNOWN)))
+        }
+        Err(SampleError::Output(e)) => Err(e).output("the tests"),
+        Err(e @ SampleError::Distribution(_)) => Err(anyhow::Error::from(e).into()),
+    }
+}
+
+/// The ranks of the run and each one's threads; this process's own work gets a global pool
+/// of them (coordinated in-process ranks build their own).
+fn start_ranks(args: &SampleArgs) -> Result<(Launch, usize)> {
+    let launch = Launch::detect(args.ranks as usize).map_err(|e| match e {
+        LaunchError::NoMpiSupport(_) => usage(e),
+        LaunchError::MpiInit => anyhow::Error::from(e).into(),
+    })?;
+    if args.ranks > 1 && launch.ranks() > 1 && launch.name() == "mpi" && launch.rank() == 0 {
+        say!("snapsat: note: under MPI the job's processes are the ranks; --ranks is ignored");
+    }
+    let threads = launch.threads_per_rank(args.threads.map(|t| t as usize));
+    if launch.ranks() == 1 || launch.rank() > 0 {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start the worker threads: {e}"))?;
+    }
+    Ok((launch, threads))
+}
+
+/// Where the tests go: `-o` (created at the first test), the resumed file (cut at a torn
+/// last line, then appended to), or standard output.
+fn open_output(args: &SampleArgs, cut_at: Option<u64>) -> Result<Box<dyn Write>> {
+    Ok(match (&args.output, &args.resume) {
+        (Some(path), _) => Box::new(LazyFile::create(path)),
+        (None, Some(path)) => {
+            if let Some(offset) = cut_at {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|f| f.set_len(offset))
+                    .output(path.display())?;
+            }
+            Box::new(LazyFile::append(path))
+        }
+        (None, None) => Box::new(std::io::stdout()),
+    })
+}
+
+fn snap_config(args: &SampleArgs, time_limit: Duration) -> SnapConfig {
+    SnapConfig {
+        samples: args.samples as usize,
+        clusters: args.clusters as usize,
+        min_improvement: args.min_improvement / 100.0,
+        time_limit,
+        max_tests: args.max_tests.map(|n| n as usize),
+        max_rounds: args.max_rounds.map(|n| n as usize),
+        seed: args.seed,
+        stop_metric: args.stop_metric,
+        ..Default::default()
+    }
+}
+
+/// Runs the chosen algorithm on the run's ranks (Snap's parameters are in `run.config`).
+fn sample_suite(
+    args: &SampleArgs,
+    time_limit: Duration,
+    launch: &Launch,
+    threads: usize,
+    run: Sampling,
+    observer: &mut CliObserver<Box<dyn Write>>,
+) -> std::result::Result<summary::RunReport, SampleError> {
+    match args.algorithm {
+        Algorithm::Snap => {
+            let report = match launch {
+                Launch::Process { ranks: 1 } => sampler::sample_in_process(&run, observer),
+                Launch::Process { ranks } => {
+                    distribute::local::sample(*ranks, threads, &run, observer)
+                }
+                #[cfg(feature = "mpi")]
+                Launch::Mpi(job) => job.coordinate(threads, &run, observer),
+            };
+            report.map(summary::RunReport::Snap)
+        }
+        Algorithm::Quicksampler => {
+            let config = QuickConfig {
+                time_limit,
+                max_tests: args.max_tests.map(|n| n as usize),
+                max_candidates: args.max_candidates.map(|n| n as usize),
+                seed: args.seed,
+            };
+            quick::sample(run.checker, &Splr, &config, observer, run.interrupt)
+                .map(summary::RunReport::Quick)
+        }
+    }
 }

@@ -108,6 +108,17 @@ fn summarize_quick(r: &QuickReport) {
     );
 }
 
+/// The line `--small` adds to the summary.
+pub fn print_small(path: &std::path::Path, small: &SmallSuite) {
+    say!(
+        "snapsat: --small {}: {} tests keep the suite's {} {}-wise combinations of `c ind`",
+        path.display(),
+        small.tests,
+        small.covered_tuples,
+        small.strength
+    );
+}
+
 /// NCD as the summaries print it: NaN stands for a measurement the time limit cut short.
 pub fn ncd_text(ncd: f64) -> String {
     if ncd.is_nan() {
