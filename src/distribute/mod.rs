@@ -16,6 +16,7 @@ pub mod mpi;
 pub mod protocol;
 
 use crate::assignment::Assignment;
+use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Solvers;
 use crate::sampler::work::{Deliver, RankReport, Task, Verdict, Worker, Workforce};
@@ -23,7 +24,7 @@ use crate::sampler::SampleError;
 use crate::verify::Checker;
 use protocol::{ToCoordinator, ToRank};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Why a message could not be sent or received.
@@ -72,8 +73,7 @@ pub struct Coordinator<'a, E: Endpoint> {
     ranks: Vec<RankState>,
     centroids: Vec<Assignment>,
     next_batch: u64,
-    deadline: Instant,
-    interrupt: &'a AtomicBool,
+    budget: Budget<'a>,
     finished: bool,
     /// The ranks' time on batches so far, as they reported it.
     busy: Duration,
@@ -95,8 +95,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             endpoint,
             centroids: Vec::new(),
             next_batch: 0,
-            deadline: Instant::now() + time_limit,
-            interrupt,
+            budget: Budget::new(time_limit, interrupt),
             finished: false,
             busy: Duration::ZERO,
         };
@@ -154,7 +153,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
     }
 
     fn stopping(&self) -> bool {
-        self.interrupt.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+        self.budget.exhausted()
     }
 }
 
@@ -345,8 +344,8 @@ impl Rank<'_> {
                         "rank {rank} read another formula (fingerprint {mine:016x}, coordinator's {fingerprint:016x})"
                     )));
                     }
-                    let deadline = Instant::now() + Duration::from_secs_f64(seconds_left);
-                    worker = Some(Worker::new(checker, solvers, deadline, interrupt));
+                    let left = Duration::try_from_secs_f64(seconds_left).unwrap_or(Duration::MAX);
+                    worker = Some(Worker::new(checker, solvers, Budget::new(left, interrupt)));
                     reply(endpoint, &ToCoordinator::Ready { threads })?;
                 }
                 ToRank::Centroids(centroids) => worker

@@ -21,10 +21,10 @@ pub use snap::{SnapConfig, StopMetric};
 pub use suite::{Observer, Suite};
 
 use crate::assignment::Assignment;
+use crate::budget::Budget;
 use crate::oracle::{Oracle, Solvers};
 use crate::verify::Checker;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 use work::{LocalWorkforce, Worker, Workforce};
 
 /// Derives an independent seed for one piece of work (SplitMix64 finaliser).
@@ -77,8 +77,8 @@ pub fn sample_in_process(
     run: &Sampling,
     observer: &mut dyn Observer,
 ) -> Result<Report, SampleError> {
-    let deadline = Instant::now() + run.config.time_limit;
-    let worker = Worker::new(run.checker, run.solvers, deadline, run.interrupt);
+    let budget = Budget::new(run.config.time_limit, run.interrupt);
+    let worker = Worker::new(run.checker, run.solvers, budget);
     sample_with(&mut LocalWorkforce::new(worker), run, observer)
 }
 

@@ -15,6 +15,7 @@
 //! [`crate::sampler::repair::Completer::flipped`]), a near but not always nearest solution.
 
 use crate::assignment::Assignment;
+use crate::budget::Budget;
 use crate::diversity;
 use crate::oracle::Oracle;
 use crate::sampler::repair::{Completer, Failure};
@@ -93,7 +94,7 @@ pub fn sample(
     interrupt: &AtomicBool,
 ) -> Result<QuickReport, SampleError> {
     let start = Instant::now();
-    let completer = Completer::new(checker, oracle, Some(start + config.time_limit));
+    let completer = Completer::new(checker, oracle, Budget::new(config.time_limit, interrupt));
     let support = checker.cnf().projection();
     let mut report = QuickReport {
         ncd_variables: support.len(),
@@ -102,7 +103,7 @@ pub fn sample(
     let mut skipped = vec![false; checker.cnf().num_vars()];
     let mut seen_candidates: HashSet<Vec<u8>> = HashSet::new();
     let mut suite = Suite::new(checker, &support, config.max_tests);
-    let out_of_time = || interrupt.load(Ordering::Relaxed) || completer.expired();
+    let out_of_time = || completer.expired();
     let stopped = |report: &QuickReport, suite: &Suite| -> Option<StopReason> {
         if interrupt.load(Ordering::Relaxed) {
             Some(StopReason::Interrupted)

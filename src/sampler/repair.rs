@@ -6,6 +6,7 @@
 //! to free), or else the oracle on the residual problem, rebuilt for the call.
 
 use crate::assignment::Assignment;
+use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
 use crate::oracle::{Answer, Oracle, Outcome, Query, Session};
 use crate::propagate::{LiteralOccurrences, Propagator};
@@ -14,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How many literals of the independent support a fresh solution fixes at random.
 const RANDOM_CUBE: usize = 8;
@@ -69,15 +70,12 @@ pub struct Completer<'a> {
     projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
     in_support: Vec<bool>,
-    deadline: Option<Instant>,
+    /// Work after it runs out is wasted: repairs stop, calls are capped to what is left.
+    budget: Budget<'a>,
 }
 
 impl<'a> Completer<'a> {
-    pub fn new(
-        checker: &'a Checker<'a>,
-        oracle: &'a dyn Oracle,
-        deadline: Option<Instant>,
-    ) -> Self {
+    pub fn new(checker: &'a Checker<'a>, oracle: &'a dyn Oracle, budget: Budget<'a>) -> Self {
         let cnf = checker.cnf();
         Completer {
             cnf,
@@ -92,7 +90,7 @@ impl<'a> Completer<'a> {
                 }
                 marks
             },
-            deadline,
+            budget,
         }
     }
 
@@ -216,16 +214,16 @@ impl<'a> Completer<'a> {
         }
     }
 
-    /// Whether the deadline has passed: work started after it is wasted.
+    /// Whether the budget ran out (deadline or interrupt): work started after it is wasted.
     pub fn expired(&self) -> bool {
-        self.remaining().is_zero()
+        self.budget.exhausted()
     }
 
     /// Time left until the deadline (a day when there is none).
     fn remaining(&self) -> Duration {
-        self.deadline.map_or(Duration::from_secs(86_400), |d| {
-            d.saturating_duration_since(Instant::now())
-        })
+        self.budget
+            .remaining()
+            .unwrap_or(Duration::from_secs(86_400))
     }
 
     /// Repairs `candidate = c ⊕ delta`: keeps its values where `delta` is set, frees the rest
@@ -428,7 +426,7 @@ mod tests {
     fn repair_keeps_delta_bits_and_follows_the_candidate_elsewhere() {
         let cnf = chain();
         let checker = Checker::new(&cnf);
-        let completer = Completer::new(&checker, &Splr, None);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = completer.propagator();
         // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
         let candidate = Assignment::from_bit_string("10011").unwrap();
@@ -445,7 +443,7 @@ mod tests {
     fn contradictory_kept_bits_are_freed() {
         let cnf = chain();
         let checker = Checker::new(&cnf);
-        let completer = Completer::new(&checker, &Splr, None);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = completer.propagator();
         // Keeping both x1 = 1 and x4 = 1 is impossible; one of them must go.
         let candidate = Assignment::from_bit_string("10010").unwrap();
@@ -461,7 +459,7 @@ mod tests {
     fn fresh_solutions_are_valid_and_vary_with_the_seed() {
         let cnf = chain();
         let checker = Checker::new(&cnf);
-        let completer = Completer::new(&checker, &Splr, None);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = completer.propagator();
         let tests: std::collections::HashSet<_> = (0..30)
             .map(|seed| completer.fresh(&mut prop, None, seed).unwrap().test)
@@ -474,7 +472,7 @@ mod tests {
     fn an_unsatisfiable_formula_gives_no_test() {
         let cnf = Cnf::from_clauses(2, &[vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]]);
         let checker = Checker::new(&cnf);
-        let completer = Completer::new(&checker, &Splr, None);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = completer.propagator();
         assert_eq!(
             completer.fresh(&mut prop, None, 0).unwrap_err(),

@@ -99,31 +99,24 @@ pub struct Worker<'a> {
     centroids: Vec<Assignment>,
     /// Clauses each centroid falsifies, for checking candidates by their flips alone.
     violated: Vec<Vec<u32>>,
-    deadline: Instant,
-    interrupt: &'a AtomicBool,
+    budget: Budget<'a>,
     metrics: Metrics,
     tasks: u64,
     busy: Duration,
 }
 
 impl<'a> Worker<'a> {
-    pub fn new(
-        checker: &'a Checker<'a>,
-        solvers: Solvers<'a>,
-        deadline: Instant,
-        interrupt: &'a AtomicBool,
-    ) -> Self {
+    pub fn new(checker: &'a Checker<'a>, solvers: Solvers<'a>, budget: Budget<'a>) -> Self {
         Worker {
             checker,
-            completer: Completer::new(checker, solvers.oracle, Some(deadline)),
+            completer: Completer::new(checker, solvers.oracle, budget),
             sessions: solvers.sessions,
             lanes: (0..solvers.lanes.max(1))
                 .map(|_| Mutex::new(None))
                 .collect(),
             centroids: Vec::new(),
             violated: Vec::new(),
-            deadline,
-            interrupt,
+            budget,
             metrics: Metrics::default(),
             tasks: 0,
             busy: Duration::ZERO,
@@ -232,7 +225,7 @@ impl<'a> Worker<'a> {
         };
         let mut slot = self.lanes[lane].lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
-            let budget = Budget::until(self.deadline, self.interrupt);
+            let budget = self.budget;
             match backend.open(self.checker.cnf(), budget) {
                 Ok(session) => *slot = Some(session),
                 Err(why) => {
@@ -265,7 +258,7 @@ impl<'a> Worker<'a> {
         session: Option<&mut (dyn Session + 'a)>,
         task: &Task,
     ) -> (Verdict, Timing) {
-        if Instant::now() >= self.deadline || self.interrupt.load(Ordering::Relaxed) {
+        if self.budget.exhausted() {
             return (Verdict::Skipped, [None, None]);
         }
         let verdict = |result: Result<Completed, Failure>| match result {
