@@ -49,14 +49,17 @@ impl Assignment {
         Some(a)
     }
 
+    /// Number of variables.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True for an assignment of no variables.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The packed bits, 64 variables a word, bit `i % 64` of word `i / 64` for variable `i + 1`.
     pub fn words(&self) -> &[u64] {
         &self.words
     }
@@ -75,11 +78,13 @@ impl Assignment {
         }
     }
 
+    /// The value of variable `i + 1`.
     #[inline]
     pub fn get(&self, i: usize) -> bool {
         self.words[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// Sets variable `i + 1`.
     #[inline]
     pub fn set(&mut self, i: usize, value: bool) {
         let mask = 1u64 << (i % 64);
@@ -96,10 +101,12 @@ impl Assignment {
         self.get(var_index(lit)) == (lit > 0)
     }
 
+    /// Bitwise XOR: where the two differ (a delta), or a test with a delta applied.
     pub fn xor(&self, other: &Assignment) -> Assignment {
         self.zip(other, |a, b| a ^ b)
     }
 
+    /// Bitwise OR: two deltas combined.
     pub fn or(&self, other: &Assignment) -> Assignment {
         self.zip(other, |a, b| a | b)
     }

@@ -33,6 +33,7 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// True once the interrupt was set.
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
     }

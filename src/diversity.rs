@@ -133,6 +133,7 @@ pub struct NcdTerms {
 }
 
 impl NcdTerms {
+    /// NCD itself, (C(X) − min C(x)) / max C(X \ {x}); 0 for fewer than two tests.
     pub fn value(&self) -> f64 {
         if self.largest_without == 0 {
             0.0
@@ -249,6 +250,7 @@ pub struct RunningNcd {
 }
 
 impl RunningNcd {
+    /// An empty suite measured on `vars`, with at most `max_removals` removal streams.
     pub fn new(vars: &[usize], max_removals: usize) -> Self {
         RunningNcd {
             vars: vars.to_vec(),
@@ -267,6 +269,7 @@ impl RunningNcd {
         self.len
     }
 
+    /// True before the first test.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

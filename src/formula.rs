@@ -64,14 +64,17 @@ impl Cnf {
         self.starts.push(self.literals.len());
     }
 
+    /// Variables, numbered 1 to this.
     pub fn num_vars(&self) -> usize {
         self.num_vars
     }
 
+    /// Clauses.
     pub fn num_clauses(&self) -> usize {
         self.starts.len() - 1
     }
 
+    /// Literal occurrences over all clauses.
     pub fn num_literals(&self) -> usize {
         self.literals.len()
     }
@@ -82,6 +85,7 @@ impl Cnf {
         &self.literals[self.starts[i]..self.starts[i + 1]]
     }
 
+    /// The clauses, in file order.
     pub fn clauses(&self) -> impl ExactSizeIterator<Item = &[Lit]> + '_ {
         (0..self.num_clauses()).map(move |i| self.clause(i))
     }

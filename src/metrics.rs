@@ -34,6 +34,7 @@ impl Phase {
         Phase::RoundTrip,
     ];
 
+    /// How reports name the phase.
     pub fn name(self) -> &'static str {
         match self {
             Phase::InitialSolve => "initial_solve",
@@ -65,14 +66,20 @@ impl Default for Metrics {
 /// Quantiles of one phase, in microseconds.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Quantiles {
+    /// Measurements.
     pub count: u64,
+    /// Median, in microseconds.
     pub p50_us: f64,
+    /// 90th percentile, in microseconds.
     pub p90_us: f64,
+    /// 99th percentile, in microseconds.
     pub p99_us: f64,
+    /// Largest, in microseconds.
     pub max_us: f64,
 }
 
 impl Metrics {
+    /// One latency of `phase`.
     pub fn record(&mut self, phase: Phase, elapsed: Duration) {
         let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         let histogram = &mut self.histograms[phase as usize];
@@ -83,6 +90,7 @@ impl Metrics {
         }
     }
 
+    /// Latencies recorded for `phase`.
     pub fn count(&self, phase: Phase) -> u64 {
         self.histograms[phase as usize].len()
     }

@@ -19,6 +19,7 @@ pub struct LiteralOccurrences {
 }
 
 impl LiteralOccurrences {
+    /// The clauses each literal occurs in, for `cnf`.
     pub fn new(cnf: &Cnf) -> Self {
         let mut by_literal = vec![Vec::new(); 2 * cnf.num_vars()];
         for (i, clause) in cnf.clauses().enumerate() {
@@ -47,6 +48,7 @@ pub struct Propagator<'a> {
 }
 
 impl<'a> Propagator<'a> {
+    /// A propagator over `cnf` with nothing assigned.
     pub fn new(cnf: &'a Cnf, occurrences: &'a LiteralOccurrences) -> Self {
         Propagator {
             cnf,

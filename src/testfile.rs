@@ -26,6 +26,7 @@ pub struct TestWriter<W: Write> {
 }
 
 impl<W: Write> TestWriter<W> {
+    /// Writes tests to `out` in `format`.
     pub fn new(out: W, format: TestFormat) -> Self {
         TestWriter {
             out,
@@ -35,6 +36,7 @@ impl<W: Write> TestWriter<W> {
         }
     }
 
+    /// One test, its line and newline in one write, flushed.
     pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
         self.line.clear();
         self.line.extend_from_slice(
@@ -51,6 +53,7 @@ impl<W: Write> TestWriter<W> {
         Ok(())
     }
 
+    /// Tests written so far.
     pub fn written(&self) -> usize {
         self.written
     }
@@ -65,7 +68,9 @@ impl<W: Write> TestWriter<W> {
 #[derive(Debug, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct TestParseError {
+    /// Line of the file, from 1.
     pub line: usize,
+    /// What was expected there.
     pub message: String,
 }
 
@@ -190,6 +195,7 @@ pub fn implied_num_vars(text: &str) -> Result<usize, TestParseError> {
 /// A suite file read back to be continued.
 #[derive(Debug)]
 pub struct SuiteFile {
+    /// The tests, in file order.
     pub tests: Vec<Assignment>,
     /// The format of its last test, which new tests keep.
     pub format: Option<TestFormat>,

@@ -11,6 +11,7 @@ pub struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
+    /// A checker for `cnf` (its occurrence lists built once).
     pub fn new(cnf: &'a Cnf) -> Self {
         Checker {
             cnf,
@@ -18,6 +19,7 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The formula checked against.
     pub fn cnf(&self) -> &'a Cnf {
         self.cnf
     }

@@ -300,9 +300,13 @@ fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
 
 /// A rank's side: what it needs to do the coordinator's tasks.
 pub struct Rank<'a> {
+    /// The formula this rank read, and the clause check.
     pub checker: &'a Checker<'a>,
+    /// The solvers its tasks use.
     pub solvers: Solvers<'a>,
+    /// Set on SIGINT/SIGTERM: remaining tasks are skipped.
     pub interrupt: &'a AtomicBool,
+    /// This rank's number.
     pub rank: usize,
 }
 

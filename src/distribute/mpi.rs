@@ -69,10 +69,12 @@ impl Job {
         })
     }
 
+    /// This process's rank in the world communicator.
     pub fn rank(&self) -> usize {
         self.world.rank() as usize
     }
 
+    /// Processes in the job.
     pub fn size(&self) -> usize {
         self.world.size() as usize
     }

@@ -9,6 +9,7 @@ use crate::assignment::Assignment;
 use crate::sampler::work::{Task, Verdict};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+/// Messages from the coordinator to a rank.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToRank {
     /// The formula's fingerprint (ranks read the file themselves) and the time left.
@@ -25,6 +26,7 @@ pub enum ToRank {
     Finish,
 }
 
+/// Messages from a rank to the coordinator.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToCoordinator {
     Ready {
@@ -57,11 +59,13 @@ impl ToCoordinator {
     }
 }
 
+/// A message as bytes (bincode's standard configuration).
 pub fn encode(message: &impl Serialize) -> Vec<u8> {
     bincode::serde::encode_to_vec(message, bincode::config::standard())
         .expect("protocol messages always encode")
 }
 
+/// A message from bytes; malformed bytes are an error, not a panic.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, TransportError> {
     match bincode::serde::decode_from_slice(bytes, bincode::config::standard()) {
         Ok((message, used)) if used == bytes.len() => Ok(message),

@@ -20,12 +20,15 @@ use std::time::Duration;
 
 /// A satisfiability question: clauses over variables `1..=num_vars`.
 pub struct Query<'a> {
+    /// Variables of the formula, numbered from 1.
     pub num_vars: usize,
+    /// The clauses the solver gets (the formula plus any units the query adds).
     pub clauses: &'a [Vec<Lit>],
     /// The value the solver should try first for each variable (from 0); `None` leaves it free.
     pub preferred: Option<&'a [bool]>,
     /// Seeds the renaming of variables and, without `preferred`, random preferred values.
     pub seed: u64,
+    /// Give up after this long (unknown), if set.
     pub timeout: Option<Duration>,
 }
 
@@ -69,7 +72,9 @@ pub trait Session: Send {
 /// whose sessions do the sampler's solving.
 #[derive(Clone, Copy)]
 pub struct Solvers<'a> {
+    /// One-shot queries: every backend has them.
     pub oracle: &'a dyn Oracle,
+    /// Sessions that stay loaded, where the backend has them (`--solver cadical`).
     pub sessions: Option<&'a dyn SessionBackend>,
     /// Solver lanes, each with its own session: task `i` of a list goes to lane `i mod
     /// lanes`, whose session sees its tasks in index order, so the suite depends on the seed

@@ -40,8 +40,11 @@ pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
 /// The inputs of one sampling run, whoever does its tasks.
 #[derive(Clone, Copy)]
 pub struct Sampling<'a> {
+    /// The formula, and the check every test passes.
     pub checker: &'a Checker<'a>,
+    /// The solvers the tasks use.
     pub solvers: Solvers<'a>,
+    /// Snap's parameters.
     pub config: &'a SnapConfig,
     /// An earlier run's suite to continue (each test a verified model): its tests count as
     /// found and as initial solutions, and are not handed to the observer again.

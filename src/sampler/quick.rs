@@ -18,7 +18,7 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::diversity;
 use crate::oracle::Oracle;
-use crate::sampler::repair::{Completer, Failure};
+use crate::sampler::repair::{Completed, Completer, Failure};
 use crate::sampler::{derive_seed, Observer, SampleError, StopReason, Suite};
 use crate::verify::Checker;
 use rayon::prelude::*;
@@ -33,13 +33,16 @@ pub const MAX_COMBINED: u8 = 6;
 /// as the sum of binomials C(m, ≤ 6) over m support variables.
 pub const EPOCH_CANDIDATES: usize = 10_000;
 
+/// Parameters of a QuickSampler run.
 #[derive(Debug, Clone)]
 pub struct QuickConfig {
+    /// Wall-clock limit of the whole run.
     pub time_limit: Duration,
     /// Stop once this many distinct valid tests are found.
     pub max_tests: Option<usize>,
     /// Stop once this many candidates were produced.
     pub max_candidates: Option<usize>,
+    /// Seeds every random solution and flip.
     pub seed: u64,
 }
 
@@ -59,29 +62,42 @@ impl Default for QuickConfig {
 pub struct QuickSeconds {
     /// Random solutions and atomic mutations (the solver's part).
     pub mutate: f64,
+    /// Extending candidates' support values by propagation.
     pub verify: f64,
+    /// The whole run.
     pub total: f64,
 }
 
 /// Everything measured in a QuickSampler run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct QuickReport {
+    /// Why the run ended.
     pub stop: Option<StopReason>,
+    /// Random solutions σ taken (one an epoch).
     pub epochs: u64,
+    /// Flips of one support variable that found a solution.
     pub atomic_mutations: u64,
     /// Support variables found unable to flip, skipped from then on.
     pub unflippable_vars: usize,
     /// Distinct candidates (by their support values), as produced, before checking.
     pub candidates: u64,
+    /// Candidates whose support values an earlier one had.
     pub duplicate_candidates: u64,
     /// Candidates whose support values extend to a model.
     pub valid_candidates: u64,
+    /// `valid_candidates` as a share of `candidates`: QuickSampler's credibility.
     pub credibility_percent: f64,
+    /// Tests written.
     pub distinct_tests: usize,
+    /// Solver calls, random solutions and flips together.
     pub solver_calls: u64,
+    /// Wall time by phase.
     pub seconds: QuickSeconds,
+    /// Eq. 2 of the suite, projected onto the support.
     pub ncd: f64,
+    /// Pairwise literal coverage of the support.
     pub coverage: f64,
+    /// Variables NCD is measured on.
     pub ncd_variables: usize,
 }
 
@@ -94,84 +110,158 @@ pub fn sample(
     interrupt: &AtomicBool,
 ) -> Result<QuickReport, SampleError> {
     let start = Instant::now();
-    let completer = Completer::new(checker, oracle, Budget::new(config.time_limit, interrupt));
     let support = checker.cnf().projection();
-    let mut report = QuickReport {
-        ncd_variables: support.len(),
-        ..Default::default()
+    let mut quick = Quick {
+        config,
+        completer: Completer::new(checker, oracle, Budget::new(config.time_limit, interrupt)),
+        interrupt,
+        report: QuickReport {
+            ncd_variables: support.len(),
+            ..Default::default()
+        },
+        unflippable: vec![false; checker.cnf().num_vars()],
+        seen_candidates: HashSet::new(),
+        suite: Suite::new(checker, &support, config.max_tests),
+        support,
     };
-    let mut skipped = vec![false; checker.cnf().num_vars()];
-    let mut seen_candidates: HashSet<Vec<u8>> = HashSet::new();
-    let mut suite = Suite::new(checker, &support, config.max_tests);
-    let out_of_time = || completer.expired();
-    let stopped = |report: &QuickReport, suite: &Suite| -> Option<StopReason> {
-        if interrupt.load(Ordering::Relaxed) {
+    let stop = loop {
+        if let Some(reason) = quick.stopped() {
+            break reason;
+        }
+        if let Some(reason) = quick.epoch(observer)? {
+            break reason;
+        }
+    };
+    let mut report = quick.report;
+    report.stop = Some(stop);
+    report.distinct_tests = quick.suite.tests().len();
+    report.credibility_percent = if report.candidates == 0 {
+        0.0
+    } else {
+        100.0 * report.valid_candidates as f64 / report.candidates as f64
+    };
+    report.ncd = diversity::suite_ncd(
+        quick.suite.tests(),
+        &quick.support,
+        diversity::DEFAULT_REMOVALS,
+    )
+    .value();
+    report.coverage = quick.suite.coverage();
+    report.seconds.total = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A QuickSampler run in progress.
+struct Quick<'a> {
+    config: &'a QuickConfig,
+    completer: Completer<'a>,
+    interrupt: &'a AtomicBool,
+    report: QuickReport,
+    support: Vec<usize>,
+    /// Support variables found unable to flip, skipped from then on.
+    unflippable: Vec<bool>,
+    /// Support values of every candidate produced so far.
+    seen_candidates: HashSet<Vec<u8>>,
+    suite: Suite<'a>,
+}
+
+impl Quick<'_> {
+    fn stopped(&self) -> Option<StopReason> {
+        if self.interrupt.load(Ordering::Relaxed) {
             Some(StopReason::Interrupted)
-        } else if completer.expired() {
+        } else if self.completer.expired() {
             Some(StopReason::TimeLimit)
-        } else if suite.is_full()
-            || config
-                .max_candidates
-                .is_some_and(|m| report.candidates as usize >= m)
-        {
+        } else if self.suite.is_full() || self.out_of_candidates() {
             Some(StopReason::MaxTests)
         } else {
             None
         }
-    };
+    }
 
-    let stop = loop {
-        if let Some(reason) = stopped(&report, &suite) {
-            break reason;
-        }
-        let epoch = report.epochs;
-        report.epochs += 1;
+    fn out_of_candidates(&self) -> bool {
+        self.config
+            .max_candidates
+            .is_some_and(|m| self.report.candidates as usize >= m)
+    }
+
+    /// One epoch: a random solution σ, its atomic mutations, their combinations, and the
+    /// check of every new candidate. `Some` when the run must end here.
+    fn epoch(&mut self, observer: &mut dyn Observer) -> Result<Option<StopReason>, SampleError> {
+        let epoch = self.report.epochs;
+        self.report.epochs += 1;
         let t = Instant::now();
-        let mut prop = completer.propagator();
-        let sigma = match completer.fresh(&mut prop, None, derive_seed(config.seed, 100, epoch)) {
+        let mut prop = self.completer.propagator();
+        let seed = derive_seed(self.config.seed, 100, epoch);
+        let sigma = match self.completer.fresh(&mut prop, None, seed) {
             Ok(done) => {
-                report.solver_calls += u64::from(done.solver_calls);
+                self.report.solver_calls += u64::from(done.solver_calls);
                 done.test
             }
-            Err(Failure::Unsat) if suite.tests().is_empty() => return Err(SampleError::Unsat),
-            Err(Failure::Unsat) => continue,
-            Err(Failure::Unknown(why)) if suite.tests().is_empty() => {
+            Err(Failure::Unsat) if self.suite.tests().is_empty() => return Err(SampleError::Unsat),
+            Err(Failure::Unknown(why)) if self.suite.tests().is_empty() => {
                 return Err(SampleError::Unknown(why))
             }
-            Err(Failure::Unknown(_)) => continue,
+            Err(_) => return Ok(None),
         };
-        let flippable: Vec<usize> = support.iter().copied().filter(|&v| !skipped[v]).collect();
-        // Each flip costs a pass over the formula even when no solver time is left, so past
-        // the deadline (or an interrupt) the remaining flips are not started.
-        let atomic: Vec<(usize, Result<_, Failure>)> = flippable
+        let flippable: Vec<usize> = (self.support.iter().copied())
+            .filter(|&v| !self.unflippable[v])
+            .collect();
+        let atomic = self.atomic_mutations(&sigma, &flippable, epoch);
+        self.report.seconds.mutate += t.elapsed().as_secs_f64();
+        let candidates = self.combine(&sigma, atomic);
+        let batch = self.distinct(candidates);
+        if flippable.is_empty() && batch.is_empty() {
+            return Ok(Some(StopReason::NoNewTests));
+        }
+        self.check(&batch, observer)?;
+        Ok(None)
+    }
+
+    /// A solution near σ with each flippable variable flipped, in support order. Each flip
+    /// costs a pass over the formula even when no solver time is left, so past the deadline
+    /// (or an interrupt) the remaining flips are not started.
+    fn atomic_mutations(
+        &self,
+        sigma: &Assignment,
+        flippable: &[usize],
+        epoch: u64,
+    ) -> Vec<(usize, Result<Completed, Failure>)> {
+        flippable
             .par_iter()
             .map_init(
-                || completer.propagator(),
+                || self.completer.propagator(),
                 |prop, &v| {
-                    if out_of_time() {
+                    if self.completer.expired() {
                         return (v, Err(Failure::Unknown("stopped".into())));
                     }
-                    let seed = derive_seed(config.seed, 101 + epoch, v as u64);
-                    (v, completer.flipped(prop, &sigma, v, seed))
+                    let seed = derive_seed(self.config.seed, 101 + epoch, v as u64);
+                    (v, self.completer.flipped(prop, sigma, v, seed))
                 },
             )
-            .collect();
-        report.seconds.mutate += t.elapsed().as_secs_f64();
+            .collect()
+    }
 
-        // Combine, in support order, exactly as QuickSampler enumerates.
+    /// σ, then each atomic mutation combined with every mutation found before it in the epoch
+    /// (up to [`MAX_COMBINED`] atomic ones), in support order, exactly as QuickSampler
+    /// enumerates; at most [`EPOCH_CANDIDATES`].
+    fn combine(
+        &mut self,
+        sigma: &Assignment,
+        atomic: Vec<(usize, Result<Completed, Failure>)>,
+    ) -> Vec<Assignment> {
         let mut mutations: Vec<(Assignment, u8)> = Vec::new();
         let mut candidates: Vec<Assignment> = vec![sigma.clone()];
         'combine: for (v, result) in atomic {
             let done = match result {
                 Ok(done) => done,
                 Err(Failure::Unsat) => {
-                    skipped[v] = true;
+                    self.unflippable[v] = true;
                     continue;
                 }
                 Err(Failure::Unknown(_)) => continue,
             };
-            report.atomic_mutations += 1;
-            report.solver_calls += u64::from(done.solver_calls);
+            self.report.atomic_mutations += 1;
+            self.report.solver_calls += u64::from(done.solver_calls);
             let delta = sigma.xor(&done.test);
             let mut fresh = vec![(delta.clone(), 1u8)];
             fresh.extend(
@@ -188,57 +278,55 @@ pub fn sample(
                 }
             }
         }
-        report.unflippable_vars = skipped.iter().filter(|&&s| s).count();
+        self.report.unflippable_vars = self.unflippable.iter().filter(|&&s| s).count();
+        candidates
+    }
 
-        // Distinct candidates by support values, within the candidate budget.
+    /// The candidates whose support values are new, within the candidate budget.
+    fn distinct(&mut self, candidates: Vec<Assignment>) -> Vec<Assignment> {
         let mut batch = Vec::new();
         for c in candidates {
-            if config
-                .max_candidates
-                .is_some_and(|m| report.candidates as usize >= m)
-            {
+            if self.out_of_candidates() {
                 break;
             }
-            let mut key = Vec::with_capacity(support.len());
-            c.project_bits(&support, &mut key);
-            if seen_candidates.insert(key) {
-                report.candidates += 1;
+            let mut key = Vec::with_capacity(self.support.len());
+            c.project_bits(&self.support, &mut key);
+            if self.seen_candidates.insert(key) {
+                self.report.candidates += 1;
                 batch.push(c);
             } else {
-                report.duplicate_candidates += 1;
+                self.report.duplicate_candidates += 1;
             }
         }
-        if flippable.is_empty() && batch.is_empty() {
-            break StopReason::NoNewTests;
-        }
+        batch
+    }
+
+    /// Each candidate's support values extended to a model by propagation, if they extend;
+    /// the models join the suite. Candidates left unchecked at the deadline are dropped and
+    /// not counted, so the credibility stays a measured share.
+    fn check(
+        &mut self,
+        batch: &[Assignment],
+        observer: &mut dyn Observer,
+    ) -> Result<(), SampleError> {
         let t = Instant::now();
-        // Candidates left unchecked at the deadline are dropped and not counted, so the
-        // credibility stays a measured share.
         let checked: Vec<Option<Option<Assignment>>> = batch
             .par_iter()
             .map_init(
-                || completer.propagator(),
-                |prop, c| (!out_of_time()).then(|| completer.extend_support(prop, c)),
+                || self.completer.propagator(),
+                |prop, c| {
+                    (!self.completer.expired()).then(|| self.completer.extend_support(prop, c))
+                },
             )
             .collect();
-        report.seconds.verify += t.elapsed().as_secs_f64();
-        report.candidates -= checked.iter().filter(|c| c.is_none()).count() as u64;
+        self.report.seconds.verify += t.elapsed().as_secs_f64();
+        self.report.candidates -= checked.iter().filter(|c| c.is_none()).count() as u64;
         for test in checked.into_iter().flatten().flatten() {
-            report.valid_candidates += 1;
-            suite.admit(&test, observer)?;
+            self.report.valid_candidates += 1;
+            self.suite.admit(&test, observer)?;
         }
-    };
-    report.stop = Some(stop);
-    report.distinct_tests = suite.tests().len();
-    report.credibility_percent = if report.candidates == 0 {
-        0.0
-    } else {
-        100.0 * report.valid_candidates as f64 / report.candidates as f64
-    };
-    report.ncd = diversity::suite_ncd(suite.tests(), &support, diversity::DEFAULT_REMOVALS).value();
-    report.coverage = suite.coverage();
-    report.seconds.total = start.elapsed().as_secs_f64();
-    Ok(report)
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -45,8 +45,11 @@ pub enum Route {
 /// A completed test; checked against every clause where it joins a suite.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Completed {
+    /// The completed test.
     pub test: Assignment,
+    /// How it was completed.
     pub route: Route,
+    /// Solver calls it took.
     pub solver_calls: u32,
     /// Repair only: kept bits (of the delta) that survived into the test.
     pub kept: usize,
@@ -75,6 +78,7 @@ pub struct Completer<'a> {
 }
 
 impl<'a> Completer<'a> {
+    /// A completer for the formula behind `checker`, asking `oracle`, within `budget`.
     pub fn new(checker: &'a Checker<'a>, oracle: &'a dyn Oracle, budget: Budget<'a>) -> Self {
         let cnf = checker.cnf();
         Completer {

@@ -12,34 +12,52 @@ use std::collections::BTreeMap;
 pub enum StopReason {
     /// NCD improved by less than X in the last round: the paper's criterion.
     Converged,
+    /// `--time-limit` passed.
     TimeLimit,
+    /// The suite holds `--max-tests` tests.
     MaxTests,
+    /// `--max-rounds` rounds ran.
     MaxRounds,
     /// A round added no new test.
     NoNewTests,
+    /// SIGINT or SIGTERM.
     Interrupted,
 }
 
 /// Figures of one round (rounds count from 1; round 0 is the initial solutions).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RoundStats {
+    /// 0 for the initial solutions, then 1, 2, …
     pub round: usize,
+    /// Valid samples the round's deltas and centroids were taken from.
     pub samples: usize,
+    /// Distinct non-zero deltas in the pool.
     pub distinct_deltas: usize,
+    /// Sample pairs whose delta another pair shares (Fig. 5 of the paper).
     pub repeated_delta_pairs: u64,
+    /// Centroids k-means gave (at most k).
     pub centroids: usize,
+    /// Candidates checked (and repaired where needed).
     pub candidates: u64,
+    /// Candidates that satisfied every clause as drawn.
     pub valid_before_repair: u64,
+    /// Candidates repaired into a test.
     pub repaired: u64,
+    /// Candidates no repair could complete (time-outs).
     pub failed_repairs: u64,
+    /// Tasks not started because time ran out or the run was interrupted.
     pub skipped: u64,
+    /// Tests the round added to the suite.
     pub new_tests: usize,
+    /// Tests in the suite after the round.
     pub suite_size: usize,
+    /// Eq. 2 on the suite after the round; NaN (null) when time ran out before it was measured.
     pub ncd: f64,
     /// C(X) − min C(x) in bytes: the numerator of Eq. 2.
     pub information: usize,
     /// Pairwise literal coverage of the suite over the NCD variables.
     pub coverage: f64,
+    /// Wall time of the round.
     pub seconds: f64,
     /// Wall time the coordinator worked with no task out (deltas, k-means, candidates, NCD).
     pub coordinator_seconds: f64,
@@ -50,55 +68,77 @@ pub struct RoundStats {
 /// Wall time per phase, in seconds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PhaseSeconds {
+    /// Step 1: the initial solutions.
     pub initial: f64,
+    /// Step 2: delta pools.
     pub deltas: f64,
+    /// Step 3a: k-means.
     pub clustering: f64,
+    /// Step 3b: candidates checked and repaired, tests merged.
     pub verify_repair: f64,
+    /// Step 4: measuring the suite.
     pub ncd: f64,
+    /// The whole run.
     pub total: f64,
 }
 
 /// Solver calls by purpose.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SolverCalls {
+    /// Calls for initial solutions.
     pub generate: u64,
+    /// Calls for repairs (a repair may take several).
     pub repair: u64,
 }
 
 /// Everything measured in a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Why the run ended.
     pub stop: StopReason,
+    /// Tests in the suite, resumed ones included.
     pub distinct_tests: usize,
+    /// Wall time by phase.
     pub seconds: PhaseSeconds,
     /// The rounds' `coordinator_seconds` and `work_seconds`, summed: their ratio is how many
     /// ranks the run could use before the coordinator's time alone bounds it.
     pub coordinator_seconds: f64,
+    /// See `coordinator_seconds`.
     pub work_seconds: f64,
+    /// Solver calls by purpose.
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.
     pub completed_by_propagation: u64,
+    /// The rounds' candidates, summed.
     pub candidates: u64,
+    /// The rounds' valid candidates before repair, summed.
     pub valid_before_repair: u64,
+    /// `valid_before_repair` as a share of `candidates`.
     pub valid_before_repair_percent: f64,
+    /// The rounds' repaired candidates, summed.
     pub repaired: u64,
+    /// The rounds' failed repairs, summed.
     pub failed_repairs: u64,
     /// Repairs that had to drop every kept bit and take a fresh solution.
     pub fresh_fallbacks: u64,
+    /// Completed tests already in the suite.
     pub duplicates: u64,
     /// Completed tests that failed the final check of every clause and were not written
     /// (a solver's internal error; 0 in every run so far).
     pub invalid_dropped: u64,
     /// Variables NCD is measured on (the independent support, or all).
     pub ncd_variables: usize,
+    /// Each round's figures, round 0 first.
     pub rounds: Vec<RoundStats>,
     /// Why solver calls gave up, if any did (time-outs).
     pub unknown: Vec<String>,
     /// Tests taken from an earlier run's suite (see [`super::sample_with`]).
     pub resumed: usize,
+    /// Work done per second.
     pub throughput: Throughput,
     /// Latency quantiles over all ranks, by phase.
     pub latency: BTreeMap<&'static str, Quantiles>,
+    /// Each rank's work, rank 0 first.
     pub ranks: Vec<RankReport>,
 }
 
@@ -114,10 +154,13 @@ pub struct Throughput {
 /// Errors that end a run without a suite.
 #[derive(Debug, thiserror::Error)]
 pub enum SampleError {
+    /// No test exists.
     #[error("the formula is unsatisfiable")]
     Unsat,
+    /// No solution was found in time, and none was proved impossible.
     #[error("no solution found: {0}")]
     Unknown(String),
+    /// The observer could not take a test (its file could not be written).
     #[error("writing a test failed: {0}")]
     Output(#[from] std::io::Error),
     /// A rank failed or broke the protocol.

@@ -45,10 +45,12 @@ impl<'a> Suite<'a> {
         }
     }
 
+    /// The tests, in the order they joined.
     pub fn tests(&self) -> &[Assignment] {
         &self.tests
     }
 
+    /// Pairwise literal coverage of the projection, in [0, 1].
     pub fn coverage(&self) -> f64 {
         self.coverage.fraction()
     }

@@ -73,15 +73,21 @@ pub trait Workforce {
 /// The work of one rank, as the sampler's report shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RankReport {
+    /// Rank number, 0 the coordinator's.
     pub rank: usize,
+    /// Threads the rank worked on.
     pub threads: usize,
+    /// Tasks the rank did.
     pub tasks: u64,
     /// Wall time spent on batches of tasks.
     pub busy_seconds: f64,
     /// Messages and bytes from the coordinator to this rank and back (0 in one process).
     pub messages: u64,
+    /// Bytes of those messages to the rank.
     pub bytes_to_rank: u64,
+    /// Bytes of those messages from the rank.
     pub bytes_from_rank: u64,
+    /// Latency quantiles by phase.
     pub latency: BTreeMap<&'static str, Quantiles>,
     /// Raw histograms, for merging; not written to the report.
     #[serde(skip)]
@@ -106,6 +112,7 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
+    /// A worker for the formula behind `checker`; no task starts once `budget` is spent.
     pub fn new(checker: &'a Checker<'a>, solvers: Solvers<'a>, budget: Budget<'a>) -> Self {
         Worker {
             checker,
@@ -123,6 +130,7 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The centroids the next tasks refer to (their violated clauses computed once).
     pub fn set_centroids(&mut self, centroids: &[Assignment]) {
         if centroids != self.centroids.as_slice() {
             self.centroids = centroids.to_vec();
@@ -368,6 +376,7 @@ pub struct LocalWorkforce<'a> {
 }
 
 impl<'a> LocalWorkforce<'a> {
+    /// All tasks on `worker`, in this process.
     pub fn new(worker: Worker<'a>) -> Self {
         LocalWorkforce { worker }
     }

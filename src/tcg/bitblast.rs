@@ -21,6 +21,7 @@ pub struct Blaster<'t> {
 }
 
 impl<'t> Blaster<'t> {
+    /// An empty CNF for terms of `terms`.
     pub fn new(terms: &'t Terms) -> Self {
         let mut b = Blaster {
             terms,
@@ -36,10 +37,12 @@ impl<'t> Blaster<'t> {
         b
     }
 
+    /// Variables used so far.
     pub fn num_vars(&self) -> usize {
         self.num_vars as usize
     }
 
+    /// The clauses so far.
     pub fn clauses(&self) -> &[Vec<Lit>] {
         &self.clauses
     }
@@ -54,11 +57,13 @@ impl<'t> Blaster<'t> {
         bits
     }
 
+    /// A new variable.
     pub fn fresh(&mut self) -> Lit {
         self.num_vars += 1;
         self.num_vars
     }
 
+    /// A clause, as is.
     pub fn add_clause(&mut self, clause: Vec<Lit>) {
         self.clauses.push(clause);
     }
@@ -81,6 +86,7 @@ impl<'t> Blaster<'t> {
         }
     }
 
+    /// A literal equal to `a ∧ b` (Tseitin).
     pub fn and(&mut self, a: Lit, b: Lit) -> Lit {
         match (self.value_of(a), self.value_of(b)) {
             (Some(false), _) | (_, Some(false)) => return self.constant(false),
@@ -96,6 +102,7 @@ impl<'t> Blaster<'t> {
         o
     }
 
+    /// A literal equal to `a ∨ b` (Tseitin).
     pub fn or(&mut self, a: Lit, b: Lit) -> Lit {
         -self.and(-a, -b)
     }

@@ -29,9 +29,11 @@ pub enum PathEnd {
 /// One feasible path of the method under test.
 #[derive(Debug, Clone)]
 pub struct Path {
+    /// The rules it takes.
     pub trace: Trace,
     /// The path condition: guards met, in order (constant ones left out).
     pub constraints: Vec<TermId>,
+    /// How the method ends on it.
     pub end: PathEnd,
 }
 
@@ -54,7 +56,9 @@ enum Completion {
 /// An int parameter's input word, or an array parameter's words.
 #[derive(Debug, Clone)]
 pub enum InputValue {
+    /// An int parameter's word.
     Int(TermId),
+    /// An array parameter's words, element by element.
     Array(Vec<TermId>),
 }
 
@@ -65,10 +69,12 @@ pub struct Explorer<'a> {
     budget: Budget<'a>,
     loop_k: usize,
     method: BlockId,
+    /// The terms of every path explored.
     pub terms: Terms,
     /// The method's parameters, bound to input words.
     pub params: Vec<(String, InputValue)>,
     feasible: HashMap<Vec<TermId>, bool>,
+    /// Feasibility queries asked of the solver (cached ones not counted).
     pub solver_calls: u64,
     /// Runs started (each follows one list of decisions).
     pub runs: u64,
@@ -351,38 +357,12 @@ impl Run<'_, '_> {
                 }
             };
             match instr {
-                Instr::Assume(cond) => {
-                    let c = self.eval(cond, frame);
-                    match self.ex.terms.node(c) {
-                        super::term::Term::Bool(true) => {}
-                        super::term::Term::Bool(false) => return Err(Stop::Infeasible),
-                        // A guard the path already has adds nothing.
-                        _ if self.path.contains(&c) => {}
-                        _ => {
-                            self.path.push(c);
-                            match self.ex.is_feasible(&self.path) {
-                                Ok(true) => {}
-                                Ok(false) => return Err(Stop::Infeasible),
-                                Err(why) => return Err(Stop::Solver(why)),
-                            }
-                        }
-                    }
-                }
+                Instr::Assume(cond) => self.assume(cond, frame)?,
                 Instr::Assign(var, e) => {
                     let v = self.eval(e, frame);
                     frame.ints.insert(var.clone(), v);
                 }
-                Instr::Store(array, index, value) => {
-                    let id = frame.arrays[array];
-                    let i = self.eval(index, frame);
-                    let v = self.eval(value, frame);
-                    for j in 0..self.heap[id].len() {
-                        let at = self.ex.terms.constant(j as i64);
-                        let here = self.ex.terms.binary(BinOp::Eq, i, at);
-                        let old = self.heap[id][j];
-                        self.heap[id][j] = self.ex.terms.ite(here, v, old);
-                    }
-                }
+                Instr::Store(array, index, value) => self.store(array, index, value, frame),
                 Instr::Call(b) => {
                     let guide = next_guide(children)?;
                     let (completion, trace) = self.block(*b, frame, guide)?;
@@ -443,6 +423,39 @@ impl Run<'_, '_> {
             }
         }
         Ok(Completion::Normal)
+    }
+
+    /// The path takes guard `cond`; an infeasible path stops here.
+    fn assume(&mut self, cond: &Expr, frame: &Frame) -> Result<(), Stop> {
+        let c = self.eval(cond, frame);
+        match self.ex.terms.node(c) {
+            super::term::Term::Bool(true) => Ok(()),
+            super::term::Term::Bool(false) => Err(Stop::Infeasible),
+            // A guard the path already has adds nothing.
+            _ if self.path.contains(&c) => Ok(()),
+            _ => {
+                self.path.push(c);
+                match self.ex.is_feasible(&self.path) {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err(Stop::Infeasible),
+                    Err(why) => Err(Stop::Solver(why)),
+                }
+            }
+        }
+    }
+
+    /// `array[index] = value`: every cell becomes `index == j ? value : old`, since the
+    /// index is symbolic.
+    fn store(&mut self, array: &str, index: &Expr, value: &Expr, frame: &Frame) {
+        let id = frame.arrays[array];
+        let i = self.eval(index, frame);
+        let v = self.eval(value, frame);
+        for j in 0..self.heap[id].len() {
+            let at = self.ex.terms.constant(j as i64);
+            let here = self.ex.terms.binary(BinOp::Eq, i, at);
+            let old = self.heap[id][j];
+            self.heap[id][j] = self.ex.terms.ite(here, v, old);
+        }
     }
 
     /// The term of a pure expression (ints, comparisons, `!`, `&&`, `||`).

@@ -9,10 +9,12 @@
 //! Plain symbolic execution of the method and its callees is the non-guided baseline.
 //! [`emit_cnf`] writes the paths' constraints as one CNF for `snapsat sample`.
 
+pub mod ast;
 pub mod bitblast;
 pub mod examples;
 pub mod explore;
 pub mod lang;
+mod lex;
 pub mod rules;
 pub mod term;
 pub mod traces;
@@ -26,7 +28,7 @@ use std::collections::{BTreeSet, HashSet};
 use traces::Trace;
 
 /// Which paths the guided generator asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Criterion {
     /// Every path of the method under test itself (callees free): the seed's criterion.
@@ -35,10 +37,34 @@ pub enum Criterion {
     AllPaths,
 }
 
+impl Criterion {
+    /// The names `FromStr` takes, as reports write them.
+    pub const NAMES: [&'static str; 2] = ["all-local-paths", "all-paths"];
+}
+
+impl std::str::FromStr for Criterion {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "all-local-paths" => Ok(Criterion::AllLocalPaths),
+            "all-paths" => Ok(Criterion::AllPaths),
+            _ => Err(format!(
+                "unknown criterion `{name}` (one of {})",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+/// Parameters of a `tcg` run.
 #[derive(Debug, Clone)]
 pub struct TcgConfig {
+    /// The method under test.
     pub method: String,
+    /// Loop iterations unrolled (k).
     pub loop_k: usize,
+    /// Which paths to ask for.
     pub criterion: Criterion,
     /// Bits of an int (32: Java's).
     pub width: u32,
@@ -53,11 +79,15 @@ pub struct TestCase {
     pub inputs: Vec<(String, i64)>,
     /// The result, or the uncaught exception.
     pub result: Option<i64>,
+    /// The uncaught exception, if the method threw.
     pub exception: Option<String>,
+    /// The rules the run took, callees included.
     pub trace: String,
     /// The trace as the method under test sees it (callees free).
     pub local_trace: String,
+    /// The guards of the path, as the solver got them.
     pub path_constraints: Vec<String>,
+    /// The path, for coverage and CNF output.
     #[serde(skip)]
     pub path: Path,
 }
@@ -65,34 +95,53 @@ pub struct TestCase {
 /// Coverage of the method under test's rules by a set of tests.
 #[derive(Debug, Clone, Serialize)]
 pub struct Coverage {
+    /// Distinct local paths the tests take.
     pub local_paths: usize,
+    /// Rules of the method under test some test takes.
     pub rules_covered: usize,
+    /// Rules of the method under test.
     pub rules: usize,
+    /// Blocks of the method under test some test enters.
     pub blocks_covered: usize,
+    /// Blocks of the method under test.
     pub blocks: usize,
 }
 
+/// What one generator (guided or not) produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct Generation {
+    /// The tests, in the order found.
     pub test_cases: Vec<TestCase>,
+    /// Their coverage of the method under test.
     pub coverage: Coverage,
+    /// Feasibility and model queries.
     pub solver_calls: u64,
+    /// Symbolic runs started.
     pub runs: u64,
     /// The limit cut the search short.
     pub truncated: bool,
 }
 
+/// Everything a `tcg` run measured, both generators side by side.
 #[derive(Debug, Clone, Serialize)]
 pub struct TcgReport {
+    /// The method under test.
     pub method: String,
+    /// Loop iterations unrolled (k).
     pub loop_k: usize,
+    /// The criterion asked for.
     pub criterion: Criterion,
+    /// Bits of an int.
     pub width: u32,
+    /// The method's rules, as text.
     pub rules: Vec<String>,
     /// The traces the guided generator tried (sliced for all-local-paths).
     pub traces: Vec<String>,
+    /// Traces the solver proved infeasible.
     pub infeasible_traces: Vec<String>,
+    /// The guided generator's tests (the seed's method).
     pub guided: Generation,
+    /// Plain symbolic execution's tests, for comparison.
     pub non_guided: Generation,
     /// The time limit or an interrupt cut the run short: it reports what was found by then.
     pub time_limit_reached: bool,
@@ -297,6 +346,16 @@ pub fn emit_cnf(terms: &term::Terms, tests: &[TestCase]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names the command line takes are the ones reports write, and no others parse.
+    #[test]
+    fn criterion_names_parse_to_what_reports_write() {
+        for name in Criterion::NAMES {
+            let criterion: Criterion = name.parse().unwrap();
+            assert_eq!(serde_json::to_string(&criterion).unwrap(), format!("\"{name}\""));
+        }
+        assert!("all".parse::<Criterion>().is_err());
+    }
     use crate::oracle::Splr;
 
     fn report(source: &str, method: &str, loop_k: usize, width: u32) -> TcgReport {

@@ -12,14 +12,19 @@
 use super::lang::{BinOp, Expr, Method, Pos, Program, Stmt, SyntaxError};
 use std::collections::HashMap;
 
+/// Index of a block in [`Rules::blocks`].
 pub type BlockId = usize;
 
 /// What construct a block comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockKind {
+    /// A method's body.
     Method,
+    /// An `if`: rule 1 the then-branch, rule 2 the else-branch.
     If,
+    /// A `while`: rule 1 runs the body and loops, rule 2 leaves.
     Loop,
+    /// A `try`/`catch`.
     Try,
     /// A division or remainder: rule 1 divides, rule 2 throws on a zero divisor.
     Div,
@@ -27,19 +32,26 @@ pub enum BlockKind {
     Index,
 }
 
+/// A block: a construct of the program, as alternative rules.
 #[derive(Debug, Clone)]
 pub struct Block {
     /// Local name, unique within its method (`if1`, `loop1`, `div2`, …); a method's own block
     /// is named after the method.
     pub name: String,
+    /// The method it belongs to.
     pub method: String,
+    /// What construct it comes from.
     pub kind: BlockKind,
+    /// Its rules, numbered from 1 in traces.
     pub rules: Vec<Rule>,
+    /// Where the construct starts.
     pub pos: Pos,
 }
 
+/// One alternative of a block: a guard and what runs under it.
 #[derive(Debug, Clone)]
 pub struct Rule {
+    /// Its instructions, the guards first.
     pub body: Vec<Instr>,
 }
 
@@ -49,7 +61,9 @@ pub struct Rule {
 pub enum Instr {
     /// The guard: the rule applies only where this condition holds.
     Assume(Expr),
+    /// `x = e`.
     Assign(String, Expr),
+    /// `a[i] = e`, the index already checked by a guard.
     Store(String, Expr, Expr),
     /// Runs a block of the same method, in the same frame.
     Call(BlockId),
@@ -57,17 +71,24 @@ pub enum Instr {
     Catching(BlockId, Vec<Instr>),
     /// Calls a method; its result goes to `result`. Array arguments are passed by name.
     Invoke {
+        /// The callee's block.
         method: BlockId,
+        /// The arguments, in order.
         args: Vec<Expr>,
+        /// The local that takes the result.
         result: String,
     },
+    /// Returns from the method.
     Return(Expr),
+    /// Raises a run-time exception.
     Throw(&'static str),
 }
 
 /// Exceptions the programs can raise.
 pub const DIVISION_BY_ZERO: &str = "ArithmeticException: / by zero";
+/// Raised by an array access out of bounds.
 pub const INDEX_OUT_OF_BOUNDS: &str = "ArrayIndexOutOfBoundsException";
+/// Raised when a method's end is reached without `return`.
 pub const MISSING_RETURN: &str = "method ended without return";
 
 /// A parameter: its name, and its length if it is an array.
@@ -79,12 +100,14 @@ type Alternatives = Vec<Vec<Instr>>;
 /// A program's rules.
 #[derive(Debug, Clone)]
 pub struct Rules {
+    /// Every block of every method.
     pub blocks: Vec<Block>,
     /// Method name → its block, and its parameters.
     pub methods: HashMap<String, (BlockId, Vec<ParamShape>)>,
 }
 
 impl Rules {
+    /// The block of method `name`.
     pub fn method_block(&self, name: &str) -> Option<BlockId> {
         self.methods.get(name).map(|m| m.0)
     }

@@ -9,27 +9,41 @@
 use super::lang::BinOp;
 use std::collections::HashMap;
 
+/// Index of a term in its [`Terms`].
 pub type TermId = u32;
 
+/// A node of a term DAG over fixed-width words (two's complement) and truth values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Term {
+    /// A constant, masked to the width.
     Const(u64),
     /// Input word `i` (an int parameter or one array element of the method under test).
     Input(u32),
+    /// Two's-complement negation.
     Neg(TermId),
+    /// Addition, wrapping.
     Add(TermId, TermId),
+    /// Subtraction, wrapping.
     Sub(TermId, TermId),
+    /// Multiplication, wrapping.
     Mul(TermId, TermId),
+    /// Signed division, truncating (the divisor is non-zero by a guard).
     Div(TermId, TermId),
+    /// Signed remainder, with the dividend's sign.
     Rem(TermId, TermId),
     /// `if c then a else b`, c boolean.
     Ite(TermId, TermId, TermId),
+    /// A truth value.
     Bool(bool),
+    /// Equality of words.
     Eq(TermId, TermId),
     /// Signed less-than.
     Slt(TermId, TermId),
+    /// Negation of a truth value.
     Not(TermId),
+    /// Conjunction.
     And(TermId, TermId),
+    /// Disjunction.
     Or(TermId, TermId),
 }
 
@@ -44,6 +58,7 @@ pub struct Terms {
 }
 
 impl Terms {
+    /// No terms yet, over words of `width` bits (2 to 64).
     pub fn new(width: u32) -> Self {
         assert!((2..=64).contains(&width), "width must be 2 to 64 bits");
         Terms {
@@ -54,14 +69,17 @@ impl Terms {
         }
     }
 
+    /// Bits of a word.
     pub fn width(&self) -> u32 {
         self.width
     }
 
+    /// The node behind `t`.
     pub fn node(&self, t: TermId) -> Term {
         self.nodes[t as usize]
     }
 
+    /// Names of the input words, by index.
     pub fn inputs(&self) -> &[String] {
         &self.inputs
     }
@@ -132,6 +150,7 @@ impl Terms {
         )
     }
 
+    /// True when `t` is a truth value, not a word.
     pub fn is_boolean(&self, t: TermId) -> bool {
         match self.node(t) {
             Term::Ite(_, a, _) => self.is_boolean(a),
@@ -207,10 +226,12 @@ impl Terms {
         v
     }
 
+    /// The word `v` (wrapped to the width).
     pub fn constant(&mut self, v: i64) -> TermId {
         self.make(Term::Const(v as u64))
     }
 
+    /// The truth value `b`.
     pub fn boolean(&mut self, b: bool) -> TermId {
         self.make(Term::Bool(b))
     }
@@ -227,10 +248,12 @@ impl Terms {
         self.make(Term::Input(i as u32))
     }
 
+    /// `-a`.
     pub fn neg(&mut self, a: TermId) -> TermId {
         self.make(Term::Neg(a))
     }
 
+    /// `!a`; `!!a` is `a`, and a constant is folded.
     pub fn not(&mut self, a: TermId) -> TermId {
         match self.node(a) {
             Term::Not(inner) => inner,
@@ -238,10 +261,12 @@ impl Terms {
         }
     }
 
+    /// `a && b`, folded when both are constant.
     pub fn and(&mut self, a: TermId, b: TermId) -> TermId {
         self.make(Term::And(a, b))
     }
 
+    /// `c ? a : b`, folded where `c` is constant or `a` is `b`.
     pub fn ite(&mut self, c: TermId, a: TermId, b: TermId) -> TermId {
         self.make(Term::Ite(c, a, b))
     }

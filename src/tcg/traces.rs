@@ -10,6 +10,7 @@
 use super::rules::{BlockId, BlockKind, Instr, Rules};
 use std::collections::HashMap;
 
+/// Which rules a run took: a tree of blocks, each with the rule taken and the blocks it called.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Trace {
     /// Rule `rule` (from 1) of `block` ran and called the blocks of `children`, in order.

@@ -3,6 +3,7 @@
 
 mod check;
 mod failure;
+mod flags;
 mod minimize;
 mod output;
 mod sample;
@@ -18,7 +19,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -101,19 +101,6 @@ pub fn read_formula(input: &InputArgs, quiet: bool) -> Result<Cnf> {
         }
     }
     Ok(parsed.cnf)
-}
-
-/// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
-const MAX_TIME_LIMIT: f64 = 1e9;
-
-/// A `--time-limit` in seconds, checked (exit 2 outside (0, 1e9]).
-pub fn time_limit(seconds: f64) -> Result<Duration> {
-    if !(seconds > 0.0 && seconds <= MAX_TIME_LIMIT) {
-        return Err(failure::usage(format!(
-            "--time-limit must be a number of seconds above 0 and at most {MAX_TIME_LIMIT:e}, not {seconds}"
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A flag that SIGINT and SIGTERM set, so that work stops keeping what it found.

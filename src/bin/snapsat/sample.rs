@@ -111,7 +111,7 @@ pub struct SampleArgs {
     pub min_improvement: f64,
     /// The measure X applies to: NCD (Eq. 2) of the suite projected onto `c ind` (all
     /// variables when there is none), Eq. 2's numerator alone, or pairwise literal coverage.
-    #[arg(long, value_enum, default_value_t = StopMetric::Ncd)]
+    #[arg(long, default_value = "ncd", value_parser = crate::flags::named::<StopMetric>(&StopMetric::NAMES))]
     pub stop_metric: StopMetric,
     /// T: stop after this many seconds, keeping every test found.
     #[arg(short = 't', long, value_name = "SECONDS", default_value_t = 600.0)]
@@ -158,7 +158,7 @@ pub struct SampleArgs {
 
 /// The flags' values, checked: every number within what the run can use.
 fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
-    let time_limit = crate::time_limit(args.time_limit)?;
+    let time_limit = crate::flags::time_limit(args.time_limit)?;
     if !(args.min_improvement >= 0.0 && args.min_improvement <= 1e6) {
         return Err(usage(format!(
             "--min-improvement must be a percentage from 0 to 1e6, not {}",

@@ -19,7 +19,10 @@ pub struct TcgArgs {
     /// Most iterations of each loop, and recursive calls of each method, on a path.
     #[arg(short = 'k', long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..1001))]
     loop_k: u64,
-    #[arg(long, value_enum, default_value_t = snapsat::tcg::Criterion::AllLocalPaths)]
+    /// Which paths to ask for: those of the method under test itself (callees free, the
+    /// seed's criterion), or every path through it and its callees.
+    #[arg(long, default_value = "all-local-paths",
+          value_parser = crate::flags::named::<snapsat::tcg::Criterion>(&snapsat::tcg::Criterion::NAMES))]
     criterion: snapsat::tcg::Criterion,
     /// Bits of an int: 32 is Java's; smaller widths solve faster.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(2..=64))]
@@ -55,7 +58,7 @@ pub fn run(args: TcgArgs) -> Result<ExitCode> {
 
 fn generate(args: TcgArgs) -> Result<ExitCode> {
     use snapsat::tcg;
-    let time_limit = crate::time_limit(args.time_limit)?;
+    let time_limit = crate::flags::time_limit(args.time_limit)?;
     let outputs: Vec<(&str, &std::path::Path)> = args
         .emit_cnf
         .iter()

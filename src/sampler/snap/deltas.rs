@@ -5,6 +5,7 @@ use crate::assignment::Assignment;
 use rand::Rng;
 use std::collections::HashMap;
 
+/// Step 2's pool: distinct XOR deltas of sample pairs, weighted by how often each occurs.
 pub struct DeltaPool {
     /// Distinct non-zero deltas, most frequent first (ties in bit order, for determinism).
     deltas: Vec<Assignment>,
@@ -47,6 +48,7 @@ impl DeltaPool {
         self.deltas.len()
     }
 
+    /// True when all samples were equal.
     pub fn is_empty(&self) -> bool {
         self.deltas.is_empty()
     }

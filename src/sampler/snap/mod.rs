@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 /// saturated by the initial solutions, and twenty more rounds add distinct tests but not one
 /// new value combination (`results/stop-rule.md`). `Information` drops the normalisation and
 /// runs while a round adds X of new incompressible content, for users who want more tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopMetric {
     /// NCD of the suite projected onto the independent support (Eq. 2): the paper's rule.
@@ -47,6 +47,27 @@ pub enum StopMetric {
     Information,
     /// Pairwise literal coverage of the independent support.
     Coverage,
+}
+
+impl StopMetric {
+    /// The names `FromStr` takes, as `--stats` writes them.
+    pub const NAMES: [&'static str; 3] = ["ncd", "information", "coverage"];
+}
+
+impl std::str::FromStr for StopMetric {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "ncd" => Ok(StopMetric::Ncd),
+            "information" => Ok(StopMetric::Information),
+            "coverage" => Ok(StopMetric::Coverage),
+            _ => Err(format!(
+                "unknown stop metric `{name}` (one of {})",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// Parameters of a run; the defaults are the paper's (§III-C).
@@ -64,9 +85,11 @@ pub struct SnapConfig {
     pub max_tests: Option<usize>,
     /// Stop after this many rounds.
     pub max_rounds: Option<usize>,
+    /// Seeds every random choice of the run (`--seed`).
     pub seed: u64,
     /// Removal streams for NCD's denominator (see [`diversity::RunningNcd`]).
     pub ncd_removals: usize,
+    /// The measure the stop rule watches.
     pub stop_metric: StopMetric,
 }
 
@@ -282,6 +305,16 @@ mod tests {
         };
         let report = sample_in_process(&run, &mut collect).unwrap();
         (tests, report)
+    }
+
+    /// The names the command line takes are the ones `--stats` writes, and no others parse.
+    #[test]
+    fn stop_metric_names_parse_to_what_stats_write() {
+        for name in StopMetric::NAMES {
+            let metric: StopMetric = name.parse().unwrap();
+            assert_eq!(serde_json::to_string(&metric).unwrap(), format!("\"{name}\""));
+        }
+        assert!("NCD".parse::<StopMetric>().is_err());
     }
 
     fn small_config(seed: u64) -> SnapConfig {
