@@ -465,6 +465,7 @@ pub struct PairwiseCoverage {
 }
 
 impl PairwiseCoverage {
+    /// Variables tracked at most: `4·m²/2` combinations must stay a few hundred KiB.
     pub const MAX_VARS: usize = 512;
 
     /// Coverage over `vars` (variables from 0), or an evenly spaced subset of them.
@@ -485,6 +486,7 @@ impl PairwiseCoverage {
         }
     }
 
+    /// A test joins: its value pairs are marked covered.
     pub fn add(&mut self, test: &Assignment) {
         let values: Vec<usize> = self
             .vars

@@ -20,12 +20,17 @@ pub const MAX_ROW_BYTES: usize = 1 << 30;
 /// Why a pool cannot be minimized as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MinimizeError {
+    /// Only t = 1, 2 and 3 are supported.
     #[error("strength must be 1, 2 or 3, not {0}")]
     Strength(usize),
+    /// The coverage rows would not fit in [`MAX_ROW_BYTES`].
     #[error("{tuples} rows of {vars}-variable t-wise tuples need {bytes} bytes, more than the {MAX_ROW_BYTES} allowed: use a lower --strength")]
     TooLarge {
+        /// Support variables.
         vars: usize,
+        /// t-wise value tuples over them.
         tuples: usize,
+        /// Memory the rows would take.
         bytes: usize,
     },
 }

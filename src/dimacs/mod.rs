@@ -65,16 +65,32 @@ pub struct Parsed {
 /// (the cause is not chained again, or it would be printed twice).
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file could not be read.
     #[error("{path}: {cause}")]
-    Io { path: String, cause: std::io::Error },
+    Io {
+        /// The file, as given.
+        path: String,
+        /// What the system said.
+        cause: std::io::Error,
+    },
+    /// The file looks compressed but does not decompress.
     #[error("{path}: cannot decompress ({format}): {message}")]
     Decompress {
+        /// The file, as given.
         path: String,
+        /// `gzip` or `xz`.
         format: &'static str,
+        /// What the decompressor said.
         message: String,
     },
+    /// The text is not DIMACS CNF.
     #[error("{path}: {cause}")]
-    Parse { path: String, cause: ParseError },
+    Parse {
+        /// The file, as given.
+        path: String,
+        /// Where and why.
+        cause: ParseError,
+    },
 }
 
 /// Reads a formula from a file, or from standard input when the path is `-`.

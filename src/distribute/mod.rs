@@ -30,10 +30,13 @@ use std::time::{Duration, Instant};
 /// Why a message could not be sent or received.
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
+    /// The peer closed its end (a rank or the coordinator ended).
     #[error("the other side has gone")]
     Disconnected,
+    /// Bytes that do not decode to a message.
     #[error("malformed message: {0}")]
     Malformed(String),
+    /// A message that makes no sense where it came (another formula, an unknown batch).
     #[error("{0}")]
     Protocol(String),
 }
@@ -47,7 +50,9 @@ impl From<TransportError> for SampleError {
 /// One side of the coordinator–rank links. The coordinator's endpoint reaches ranks
 /// `0..peers()`; a rank's endpoint reaches the coordinator only, as peer 0.
 pub trait Endpoint {
+    /// Peers this endpoint reaches.
     fn peers(&self) -> usize;
+    /// Sends a message to peer `to` without waiting for it to be received.
     fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError>;
     /// Waits for the next message from any peer.
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError>;

@@ -14,36 +14,51 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 pub enum ToRank {
     /// The formula's fingerprint (ranks read the file themselves) and the time left.
     Start {
+        /// [`crate::formula::Cnf::fingerprint`] of the coordinator's formula.
         fingerprint: u64,
+        /// The run's time left, in seconds.
         seconds_left: f64,
     },
     /// The centroids `Task::Check` refers to from now on.
     Centroids(Vec<Assignment>),
+    /// A batch of tasks to do, in order.
     Tasks {
+        /// The batch's number, echoed in its results.
         batch: u64,
+        /// The tasks.
         tasks: Vec<Task>,
     },
+    /// No more work: report and end.
     Finish,
 }
 
 /// Messages from a rank to the coordinator.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToCoordinator {
+    /// The rank read the same formula and is ready.
     Ready {
+        /// Threads it works on.
         threads: usize,
     },
     /// One verdict per task of `batch`, in order, and the rank's time on it.
     Results {
+        /// The batch's number.
         batch: u64,
+        /// One verdict a task, in task order.
         verdicts: Vec<Verdict>,
+        /// Wall time the rank spent on the batch, in nanoseconds.
         busy_nanos: u64,
     },
+    /// The rank's figures, its last message.
     Finished {
+        /// Tasks it did in all.
         tasks: u64,
+        /// Wall time on batches in all, in nanoseconds.
         busy_nanos: u64,
         /// [`crate::metrics::Metrics::to_bytes`].
         histograms: Vec<Vec<u8>>,
     },
+    /// The rank could not go on (it says why).
     Failed(String),
 }
 

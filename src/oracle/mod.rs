@@ -37,6 +37,7 @@ pub struct Query<'a> {
 pub enum Outcome {
     /// A model: the value of each variable (from 0).
     Sat(Vec<bool>),
+    /// No model exists.
     Unsat,
     /// Gave up: time-out or an internal error of the solver, with the reason.
     Unknown(String),
@@ -44,6 +45,7 @@ pub enum Outcome {
 
 /// Anything that can answer a [`Query`]; shared by the threads of a run.
 pub trait Oracle: Sync {
+    /// A model of the query's clauses (its preferred values tried first), unsat, or unknown.
     fn solve(&self, query: &Query) -> Outcome;
 }
 

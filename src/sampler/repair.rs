@@ -60,7 +60,9 @@ pub struct Completed {
 /// Why no test came out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Failure {
+    /// No test exists with what was fixed (for a fresh solution: the formula is unsatisfiable).
     Unsat,
+    /// The solver gave up (time-out), with its reason.
     Unknown(String),
 }
 

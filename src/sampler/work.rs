@@ -25,11 +25,17 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Task {
     /// Step 1: a fresh solution.
-    Solve { seed: u64 },
+    Solve {
+        /// Seeds the solution's phases.
+        seed: u64,
+    },
     /// Step 3b: candidate `centroids[centroid] ⊕ delta`, repaired if it is not a model.
     Check {
+        /// Index of the centroid in the round's list.
         centroid: u32,
+        /// `δi ∨ δj`.
         delta: Assignment,
+        /// Seeds the repair.
         seed: u64,
     },
 }
@@ -41,6 +47,7 @@ pub enum Verdict {
     Valid(Assignment),
     /// A solution from the solver or a repair, verified.
     Completed(Completed),
+    /// No test came out.
     Failed(Failure),
     /// Not started: the time limit passed or the run was interrupted.
     Skipped,

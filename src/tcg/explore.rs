@@ -22,7 +22,9 @@ const SMALL_INPUT_TIMEOUT: std::time::Duration = std::time::Duration::from_milli
 /// How a path ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathEnd {
+    /// The method returned this value.
     Returned(TermId),
+    /// The method threw this exception, uncaught.
     Threw(&'static str),
 }
 

@@ -153,8 +153,10 @@ pub struct TcgReport {
 /// Errors of a TCG run.
 #[derive(Debug, thiserror::Error)]
 pub enum TcgError {
+    /// `--method` names no method of the program.
     #[error("no method `{0}` in the program")]
     UnknownMethod(String),
+    /// The solver failed on a path condition.
     #[error("solver: {0}")]
     Solver(String),
 }
@@ -352,7 +354,10 @@ mod tests {
     fn criterion_names_parse_to_what_reports_write() {
         for name in Criterion::NAMES {
             let criterion: Criterion = name.parse().unwrap();
-            assert_eq!(serde_json::to_string(&criterion).unwrap(), format!("\"{name}\""));
+            assert_eq!(
+                serde_json::to_string(&criterion).unwrap(),
+                format!("\"{name}\"")
+            );
         }
         assert!("all".parse::<Criterion>().is_err());
     }

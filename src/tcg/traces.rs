@@ -15,12 +15,18 @@ use std::collections::HashMap;
 pub enum Trace {
     /// Rule `rule` (from 1) of `block` ran and called the blocks of `children`, in order.
     Node {
+        /// The block.
         block: BlockId,
+        /// The rule taken, from 1.
         rule: usize,
+        /// The traces of the blocks it called, in order.
         children: Vec<Trace>,
     },
     /// A call to method block `method` whose trace is left open (a free variable).
-    Free { method: BlockId },
+    Free {
+        /// The called method's block.
+        method: BlockId,
+    },
 }
 
 impl Trace {

@@ -312,7 +312,10 @@ mod tests {
     fn stop_metric_names_parse_to_what_stats_write() {
         for name in StopMetric::NAMES {
             let metric: StopMetric = name.parse().unwrap();
-            assert_eq!(serde_json::to_string(&metric).unwrap(), format!("\"{name}\""));
+            assert_eq!(
+                serde_json::to_string(&metric).unwrap(),
+                format!("\"{name}\"")
+            );
         }
         assert!("NCD".parse::<StopMetric>().is_err());
     }
