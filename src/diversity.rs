@@ -299,15 +299,25 @@ impl RunningNcd {
             }
         }
         // A stream made in this batch skips its own test and takes the ones after it.
-        let fed = self.without.par_iter_mut().all(|(p, stream)| {
+        let feed_stream = |(p, stream): &mut (usize, Stream)| {
             let from = if *p >= first { *p + 1 - first } else { 0 };
             strings[from..].iter().all(|s| feed(stream, s, budget))
-        });
-        self.smallest = strings
-            .par_iter()
-            .map(|s| compressed_len([s.as_slice()]))
-            .min()
-            .map_or(self.smallest, |m| m.min(self.smallest));
+        };
+        // Small batches (a test merged at a time) stay on this thread: handing them out
+        // would cost more than compressing them.
+        let bytes: usize = strings.iter().map(Vec::len).sum();
+        let fed = if bytes < PIECE {
+            self.without.iter_mut().all(feed_stream)
+        } else {
+            self.without.par_iter_mut().all(feed_stream)
+        };
+        let smallest = |s: &Vec<u8>| compressed_len([s.as_slice()]);
+        let batch_smallest = if bytes < PIECE {
+            strings.iter().map(smallest).min()
+        } else {
+            strings.par_iter().map(smallest).min()
+        };
+        self.smallest = batch_smallest.map_or(self.smallest, |m| m.min(self.smallest));
         self.broken = !fed;
         fed
     }

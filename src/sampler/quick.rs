@@ -12,13 +12,15 @@
 //!
 //! Deviation: QuickSampler asks a MaxSAT solver for the *closest* flipped solution; here the
 //! solver gets the flip as a unit and σ's values as preferred phases (see
-//! [`crate::sampler::repair::Completer::flipped`]), a near but not always nearest solution.
+//! `Completer::flipped` at the end of this file), a near but not always nearest solution.
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::diversity;
+use crate::formula::literal;
 use crate::oracle::Oracle;
-use crate::sampler::repair::{Completed, Completer, Failure};
+use crate::propagate::Propagator;
+use crate::sampler::repair::{Completed, Completer, Failure, GREEDY_CONFLICTS};
 use crate::sampler::{derive_seed, Observer, SampleError, StopReason, Suite};
 use crate::verify::Checker;
 use rayon::prelude::*;
@@ -326,6 +328,43 @@ impl Quick<'_> {
             self.suite.admit(&test, observer)?;
         }
         Ok(())
+    }
+}
+
+/// QuickSampler's own uses of the completion machinery.
+impl Completer<'_> {
+    /// A solution near `base` with variable `var` flipped (QuickSampler's atomic mutation): the
+    /// flip is fixed and every other variable prefers its value in `base`. `Unsat` when no
+    /// solution has the flip.
+    fn flipped(
+        &self,
+        prop: &mut Propagator,
+        base: &Assignment,
+        var: usize,
+        seed: u64,
+    ) -> Result<Completed, Failure> {
+        let flip = literal(var, !base.get(var));
+        let done = self.complete(prop, &[flip], base, true, seed, Some(self.remaining()))?;
+        // `complete` frees a fixed literal that propagation refutes; here that means no flip.
+        if done.test.satisfies(flip) {
+            Ok(done)
+        } else {
+            Err(Failure::Unsat)
+        }
+    }
+
+    /// Extends the independent-support values of `test` to a full, verified assignment by unit
+    /// propagation and greedy decisions along `test` (the completion QuickSampler's outputs
+    /// get); `None` when the support values contradict the formula or greedy decisions fail.
+    fn extend_support(&self, prop: &mut Propagator, test: &Assignment) -> Option<Assignment> {
+        prop.reset();
+        prop.assign_units().ok()?;
+        for &v in &self.projection {
+            prop.assign(literal(v, test.get(v))).ok()?;
+        }
+        prop.complete_greedily(test, GREEDY_CONFLICTS).ok()?;
+        let full = prop.to_assignment(test);
+        self.checker.satisfies(&full).then_some(full)
     }
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// How many literals of the independent support a fresh solution fixes at random.
 const RANDOM_CUBE: usize = 8;
 /// Conflicts greedy completion may meet before the solver takes over.
-const GREEDY_CONFLICTS: usize = 8;
+pub(super) const GREEDY_CONFLICTS: usize = 8;
 /// Solver seconds a fresh solution gets in its first tries, before it gets all time left.
 const FRESH_BUDGETS: [u64; 3] = [1, 2, 4];
 /// Solver time one repair attempt may take before its kept bits are halved.
@@ -69,10 +69,10 @@ pub enum Failure {
 /// Shared, read-only context for completing tests on any thread.
 pub struct Completer<'a> {
     cnf: &'a Cnf,
-    checker: &'a Checker<'a>,
+    pub(super) checker: &'a Checker<'a>,
     occurrences: LiteralOccurrences,
     oracle: &'a dyn Oracle,
-    projection: Vec<usize>,
+    pub(super) projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
     in_support: Vec<bool>,
     /// Work after it runs out is wasted: repairs stop, calls are capped to what is left.
@@ -153,40 +153,6 @@ impl<'a> Completer<'a> {
         unreachable!("the last budget is the time remaining")
     }
 
-    /// A solution near `base` with variable `var` flipped (QuickSampler's atomic mutation): the
-    /// flip is fixed and every other variable prefers its value in `base`. `Unsat` when no
-    /// solution has the flip.
-    pub fn flipped(
-        &self,
-        prop: &mut Propagator,
-        base: &Assignment,
-        var: usize,
-        seed: u64,
-    ) -> Result<Completed, Failure> {
-        let flip = literal(var, !base.get(var));
-        let done = self.complete(prop, &[flip], base, true, seed, Some(self.remaining()))?;
-        // `complete` frees a fixed literal that propagation refutes; here that means no flip.
-        if done.test.satisfies(flip) {
-            Ok(done)
-        } else {
-            Err(Failure::Unsat)
-        }
-    }
-
-    /// Extends the independent-support values of `test` to a full, verified assignment by unit
-    /// propagation and greedy decisions along `test` (the completion QuickSampler's outputs
-    /// get); `None` when the support values contradict the formula or greedy decisions fail.
-    pub fn extend_support(&self, prop: &mut Propagator, test: &Assignment) -> Option<Assignment> {
-        prop.reset();
-        prop.assign_units().ok()?;
-        for &v in &self.projection {
-            prop.assign(literal(v, test.get(v))).ok()?;
-        }
-        prop.complete_greedily(test, GREEDY_CONFLICTS).ok()?;
-        let full = prop.to_assignment(test);
-        self.checker.satisfies(&full).then_some(full)
-    }
-
     /// A model near `preferred` from a session, under escalating conflict limits.
     fn fresh_in_session(
         &self,
@@ -226,7 +192,7 @@ impl<'a> Completer<'a> {
     }
 
     /// Time left until the deadline (a day when there is none).
-    fn remaining(&self) -> Duration {
+    pub(super) fn remaining(&self) -> Duration {
         self.budget
             .remaining()
             .unwrap_or(Duration::from_secs(86_400))
@@ -323,7 +289,7 @@ impl<'a> Completer<'a> {
     /// Fixes `fixed` (dropping literals that propagation refutes), then completes greedily
     /// along `preferred`, then by the solver within `solver_time` (`None`: no solver). The
     /// result is checked against every clause where it joins a suite.
-    fn complete(
+    pub(super) fn complete(
         &self,
         prop: &mut Propagator,
         fixed: &[Lit],

@@ -59,10 +59,14 @@ pub struct RoundStats {
     pub coverage: f64,
     /// Wall time of the round.
     pub seconds: f64,
-    /// Wall time the coordinator worked with no task out (deltas, k-means, candidates, NCD).
+    /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
+    /// NCD) and merging each verdict (the clause check, writing, NCD's compression).
     pub coordinator_seconds: f64,
-    /// The ranks' time on this round's tasks, summed over ranks.
+    /// The ranks' time on this round's tasks, summed over ranks, merging excluded.
     pub work_seconds: f64,
+    /// The part of `coordinator_seconds` spent merging verdicts, which goes on while ranks
+    /// work: past `work_seconds / merge_seconds` ranks it alone outlasts their work.
+    pub merge_seconds: f64,
 }
 
 /// Wall time per phase, in seconds.
@@ -105,6 +109,8 @@ pub struct Report {
     pub coordinator_seconds: f64,
     /// See `coordinator_seconds`.
     pub work_seconds: f64,
+    /// The rounds' `merge_seconds`, summed.
+    pub merge_seconds: f64,
     /// Solver calls by purpose.
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.

@@ -178,6 +178,8 @@ impl<'a> Worker<'a> {
         let mut delivered = 0;
         let mut outcome = Ok(());
         let mut timings = Vec::with_capacity(tasks.len());
+        // Time in `deliver` is the coordinator's (merging), not the rank's.
+        let mut delivering = Duration::ZERO;
         let this = &*self;
         let schedule = &schedule;
         let mut hand_over = |ready: &mut BTreeMap<usize, (Verdict, Timing)>| {
@@ -185,7 +187,9 @@ impl<'a> Worker<'a> {
                 delivered += 1;
                 timings.push(timing);
                 if outcome.is_ok() {
+                    let t = Instant::now();
                     outcome = deliver(verdict);
+                    delivering += t.elapsed();
                     if outcome.is_err() {
                         schedule.stop();
                     }
@@ -220,7 +224,7 @@ impl<'a> Worker<'a> {
                 hand_over(&mut ready);
             }
         });
-        self.busy += started.elapsed();
+        self.busy += started.elapsed().saturating_sub(delivering);
         self.tasks += tasks.len() as u64;
         for (phase, elapsed) in timings.into_iter().flatten().flatten() {
             self.metrics.record(phase, elapsed);

@@ -117,6 +117,9 @@ pub(super) struct Snap<'a> {
     start: Instant,
     /// The run's deadline and interrupt, checked by every phase of the loop.
     budget: Budget<'a>,
+    /// Time spent merging tests into the suite (the clause check, writing, NCD): the
+    /// coordinator's, however the ranks' work goes on meanwhile.
+    merging: Duration,
     suite: Suite<'a>,
     /// The suite's NCD, kept up to date as tests join.
     ncd: diversity::RunningNcd,
@@ -136,6 +139,7 @@ impl<'a> Snap<'a> {
             metrics: Metrics::default(),
             start,
             budget: Budget::new(config.time_limit, interrupt),
+            merging: Duration::ZERO,
             suite: Suite::new(checker, &projection, config.max_tests),
             ncd: diversity::RunningNcd::new(&projection, config.ncd_removals),
             report: Report {
@@ -144,6 +148,7 @@ impl<'a> Snap<'a> {
                 seconds: PhaseSeconds::default(),
                 coordinator_seconds: 0.0,
                 work_seconds: 0.0,
+                merge_seconds: 0.0,
                 solver_calls: SolverCalls::default(),
                 completed_by_propagation: 0,
                 candidates: 0,
@@ -171,11 +176,21 @@ impl<'a> Snap<'a> {
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> Result<bool, SampleError> {
+        let started = Instant::now();
         let invalid = self.suite.invalid();
         let added = self.suite.admit(test, observer)?;
         let refused = self.suite.invalid() > invalid;
         self.report.invalid_dropped += u64::from(refused);
         self.report.duplicates += u64::from(!added && !refused && !self.suite.is_full());
+        if added {
+            // NCD takes each test as it is merged: with ranks the coordinator would only
+            // wait for the next verdict, and the round's end is left to read the lengths.
+            let t = Instant::now();
+            self.ncd
+                .extend(&self.suite.tests()[self.ncd.len()..], &self.budget);
+            self.report.seconds.ncd += t.elapsed().as_secs_f64();
+        }
+        self.merging += started.elapsed();
         Ok(added)
     }
 
@@ -213,7 +228,9 @@ impl<'a> Snap<'a> {
         };
         self.measure(&mut initial);
         initial.seconds = self.start.elapsed().as_secs_f64();
-        initial.coordinator_seconds = initial.seconds - self.report.seconds.initial;
+        initial.merge_seconds = self.merging.as_secs_f64();
+        initial.coordinator_seconds =
+            initial.seconds - self.report.seconds.initial + initial.merge_seconds;
         let mut metric = self.metric(&initial);
         observer.round(&initial);
         self.push_round(initial);

@@ -63,6 +63,7 @@ impl Snap<'_> {
         let tasks = candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round);
         let before = self.suite.tests().len();
         let busy = workforce.busy();
+        let merged = self.merging;
         workforce.run(&centroids, tasks, &mut |verdict| {
             match verdict {
                 Verdict::Skipped => stats.skipped += 1,
@@ -99,7 +100,8 @@ impl Snap<'_> {
         stats.new_tests = self.suite.tests().len() - before;
         self.measure(&mut stats);
         stats.seconds = started.elapsed().as_secs_f64();
-        stats.coordinator_seconds = stats.seconds - working;
+        stats.merge_seconds = (self.merging - merged).as_secs_f64();
+        stats.coordinator_seconds = stats.seconds - working + stats.merge_seconds;
         Ok(stats)
     }
 }
