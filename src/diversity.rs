@@ -13,7 +13,7 @@ use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
-/// How many removals `NCD(X)` tries for its denominator on large suites (see [`ncd`]).
+/// How many removals `NCD(X)` tries for its denominator on large suites (see [`ncd_terms`]).
 pub const DEFAULT_REMOVALS: usize = 32;
 
 /// Removal streams a running measurement keeps (see [`RunningNcd`]): each one compresses
@@ -110,17 +110,6 @@ pub fn compressed_len<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> usize {
     })
 }
 
-/// NCD(X) = (C(X) − min_x C(x)) / max_x C(X \ {x}), Eq. 2.
-///
-/// `C(X)` and `min_x C(x)` are exact. The maximum in the denominator needs one compression of the
-/// whole suite per test, quadratic in the suite; above `max_removals` tests it is taken over
-/// `max_removals` evenly spaced removals instead (first and last included). For large suites
-/// every `C(X \ {x})` lies within a few bytes of `C(X)`, so the error is small; it can only
-/// underestimate the maximum, that is overestimate NCD, by at most those few bytes over `C(X)`.
-pub fn ncd(strings: &[&[u8]], max_removals: usize) -> f64 {
-    ncd_terms(strings, max_removals).value()
-}
-
 /// The three compressed lengths Eq. 2 is made of.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NcdTerms {
@@ -128,7 +117,7 @@ pub struct NcdTerms {
     pub whole: usize,
     /// min C(x): the most compressible single test.
     pub smallest: usize,
-    /// max C(X \ {x}), exact or sampled (see [`ncd`]).
+    /// max C(X \ {x}), exact or sampled (see [`ncd_terms`]).
     pub largest_without: usize,
 }
 
@@ -149,7 +138,14 @@ impl NcdTerms {
     }
 }
 
-/// The terms of Eq. 2 (see [`ncd`]); all zero for fewer than two strings.
+/// The terms of NCD(X) = (C(X) − min_x C(x)) / max_x C(X \ {x}), Eq. 2; all zero for fewer
+/// than two strings.
+///
+/// `C(X)` and `min_x C(x)` are exact. The maximum in the denominator needs one compression of the
+/// whole suite per test, quadratic in the suite; above `max_removals` tests it is taken over
+/// `max_removals` evenly spaced removals instead (first and last included). For large suites
+/// every `C(X \ {x})` lies within a few bytes of `C(X)`, so the error is small; it can only
+/// underestimate the maximum, that is overestimate NCD, by at most those few bytes over `C(X)`.
 pub fn ncd_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
     if strings.len() < 2 {
         return NcdTerms::default();
@@ -197,7 +193,7 @@ fn whole_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
 }
 
 /// The terms of Eq. 2 for a suite projected onto `vars` (variables from 0), in suite order,
-/// computed in one go (see [`ncd`]): the reference [`RunningNcd`] is checked against.
+/// computed in one go (see [`ncd_terms`]): the reference [`RunningNcd`] is checked against.
 pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> NcdTerms {
     let strings: Vec<Vec<u8>> = tests.iter().map(|t| projected(t, vars)).collect();
     let refs: Vec<&[u8]> = strings.iter().map(|s| s.as_slice()).collect();
@@ -234,7 +230,7 @@ fn feed(stream: &mut Stream, s: &[u8], budget: &Budget) -> bool {
 /// and doubles (dropping every other stream) whenever more than `max_removals` streams would
 /// be kept. Up to `max_removals` tests this is every removal, so the value is exactly Eq. 2
 /// (and equal to [`suite_ncd`]); beyond, it is the maximum over evenly spaced removals from
-/// the first test on, as [`ncd`] samples them, but at fixed positions, so it can only
+/// the first test on, as [`ncd_terms`] samples them, but at fixed positions, so it can only
 /// overestimate Eq. 2, by a few bytes over `C(X)` (a test checks it against the exact value).
 pub struct RunningNcd {
     vars: Vec<usize>,
@@ -348,6 +344,10 @@ impl RunningNcd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ncd(strings: &[&[u8]], max_removals: usize) -> f64 {
+        ncd_terms(strings, max_removals).value()
+    }
 
     fn rows(r: &[&'static str]) -> Vec<&'static [u8]> {
         r.iter().map(|s| s.as_bytes()).collect()

@@ -74,11 +74,6 @@ impl Cnf {
         self.starts.len() - 1
     }
 
-    /// Literal occurrences over all clauses.
-    pub fn num_literals(&self) -> usize {
-        self.literals.len()
-    }
-
     /// Clause `i`.
     #[inline]
     pub fn clause(&self, i: usize) -> &[Lit] {
@@ -88,11 +83,6 @@ impl Cnf {
     /// The clauses, in file order.
     pub fn clauses(&self) -> impl ExactSizeIterator<Item = &[Lit]> + '_ {
         (0..self.num_clauses()).map(move |i| self.clause(i))
-    }
-
-    /// True when some clause is empty, which makes the formula unsatisfiable outright.
-    pub fn has_empty_clause(&self) -> bool {
-        self.starts.windows(2).any(|w| w[0] == w[1])
     }
 
     /// The independent support as given in the file (variables from 1), possibly empty.
@@ -177,8 +167,7 @@ mod tests {
         assert_eq!(cnf.clause(0), &[1, -2]);
         assert!(cnf.clause(1).is_empty());
         assert_eq!(cnf.clause(2), &[3, 2, -1]);
-        assert!(cnf.has_empty_clause());
-        assert_eq!(cnf.num_literals(), 5);
+        assert_eq!(cnf.clauses().map(<[Lit]>::len).sum::<usize>(), 5);
     }
 
     #[test]
