@@ -156,8 +156,8 @@ pub fn write(cnf: &Cnf, out: &mut impl std::io::Write) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
     use crate::formula::Lit;
+    use proptest::prelude::*;
 
     fn strict(text: &str) -> Result<Cnf, ParseError> {
         parse(text.as_bytes(), Strictness::Strict).map(|p| p.cnf)
