@@ -4,8 +4,6 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use snapsat::assignment::Assignment;
 use snapsat::dimacs::{self, Strictness};
 use snapsat::diversity;
@@ -26,25 +24,7 @@ fn formula() -> Cnf {
         "{} missing: benchmarking a planted random 3-CNF",
         case.display()
     );
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let n = 4670;
-    let plant: Vec<bool> = (0..n).map(|_| rng.gen()).collect();
-    let mut cnf = Cnf::new(n);
-    for _ in 0..15864 {
-        let v = rng.gen_range(0..n);
-        let keep = if plant[v] {
-            v as i32 + 1
-        } else {
-            -(v as i32 + 1)
-        };
-        let mut clause = vec![keep];
-        for _ in 0..2 {
-            let w = rng.gen_range(0..n) as i32 + 1;
-            clause.push(if rng.gen() { w } else { -w });
-        }
-        cnf.add_clause(&clause);
-    }
-    cnf
+    snapsat::testing::planted(4670, 15864, 1).0
 }
 
 /// A small suite drawn by the sampler itself, to measure the steps on real tests.

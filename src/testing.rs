@@ -1,5 +1,6 @@
 //! Formula generators shared by the tests of every module (and by benchmarks): planted
-//! random 3-CNFs, satisfiable by construction, with their planted model.
+//! random 3-CNFs, satisfiable by construction, with their planted model, and a small
+//! unsatisfiable formula.
 
 use crate::assignment::Assignment;
 use crate::formula::{literal, Cnf};
@@ -28,4 +29,10 @@ pub fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> (Cnf, Assignme
         model.set(v, value);
     }
     (cnf, model)
+}
+
+/// Two variables, every combination of their values excluded: unsatisfiable, and with no
+/// unit clause, so that propagation alone cannot tell and a solver must refute it.
+pub fn unsatisfiable() -> Cnf {
+    Cnf::from_clauses(2, &[vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]])
 }

@@ -172,7 +172,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let unsat = Cnf::from_clauses(1, &[vec![1], vec![-1]]);
+        let unsat = crate::testing::unsatisfiable();
         let mut session = Cadical.open(&unsat, Budget::unlimited()).unwrap();
         assert_eq!(
             session.solve(&[], &Assignment::zeros(1), None),

@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn unsat_formula_is_reported() {
-        let cnf = Cnf::from_clauses(1, &[vec![1], vec![-1]]);
+        let cnf = crate::testing::unsatisfiable();
         let checker = Checker::new(&cnf);
         let mut sink = |_: &Assignment| Ok(());
         let result = sample(

@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn an_unsatisfiable_formula_gives_no_test() {
-        let cnf = Cnf::from_clauses(2, &[vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]]);
+        let cnf = crate::testing::unsatisfiable();
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = completer.propagator();
