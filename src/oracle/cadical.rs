@@ -175,7 +175,7 @@ mod tests {
         let unsat = crate::testing::unsatisfiable();
         let mut session = Cadical.open(&unsat, Budget::unlimited()).unwrap();
         assert_eq!(
-            session.solve(&[], &Assignment::zeros(1), None),
+            session.solve(&[], &Assignment::zeros(unsat.num_vars()), None),
             Answer::Refuted(vec![])
         );
     }
