@@ -113,6 +113,7 @@ mod tests {
                 }),
                 Verdict::Failed(Failure::Unknown("time".into())),
                 Verdict::Skipped,
+                Verdict::Invalid,
             ],
             busy_nanos: 12_345,
         };
@@ -128,6 +129,7 @@ mod tests {
         assert!(matches!(&verdicts[1], Verdict::Completed(c) if c.test == test && c.kept == 3));
         assert!(matches!(&verdicts[2], Verdict::Failed(Failure::Unknown(w)) if w == "time"));
         assert!(matches!(verdicts[3], Verdict::Skipped));
+        assert!(matches!(verdicts[4], Verdict::Invalid));
     }
 
     #[test]

@@ -21,15 +21,15 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
     }
 }
 
-/// The test suite of either sampler: distinct tests in the order found, each checked against
-/// every clause on the way in, with their pairwise coverage kept up to date.
+/// The test suite of either sampler: distinct tests in the order found, every one checked
+/// against every clause — on the way in ([`Suite::admit`]), or by the worker that made it
+/// ([`Suite::admit_checked`], Snap's verdicts) — with their pairwise coverage kept up to date.
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
     tests: Vec<Assignment>,
     seen: HashSet<Assignment>,
     coverage: diversity::PairwiseCoverage,
     max_tests: Option<usize>,
-    invalid: u64,
 }
 
 impl<'a> Suite<'a> {
@@ -41,7 +41,6 @@ impl<'a> Suite<'a> {
             seen: HashSet::new(),
             coverage: diversity::PairwiseCoverage::new(projection),
             max_tests,
-            invalid: 0,
         }
     }
 
@@ -55,29 +54,32 @@ impl<'a> Suite<'a> {
         self.coverage.fraction()
     }
 
-    /// Tests refused because they falsify a clause (0 unless a solver erred).
-    pub fn invalid(&self) -> u64 {
-        self.invalid
-    }
-
     /// True once the suite holds `max_tests` tests.
     pub fn is_full(&self) -> bool {
         self.max_tests.is_some_and(|m| self.tests.len() >= m)
     }
 
     /// Adds a new test and hands it to `observer`; false (and nothing done) when the test is
-    /// already in the suite, the suite is full, or the test falsifies a clause. This is the
-    /// one check of every clause each test gets on its way out; a test that fails it (a
-    /// solver's or the completion's internal error) is counted and never written.
+    /// already in the suite, the suite is full, or the test falsifies a clause (a solver's or the
+    /// completion's internal error): such a test is never written.
     pub fn admit(
         &mut self,
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> std::io::Result<bool> {
         if !self.checker.satisfies(test) {
-            self.invalid += 1;
             return Ok(false);
         }
+        self.admit_checked(test, observer)
+    }
+
+    /// [`Suite::admit`] for a test already checked against every clause of this suite's
+    /// formula (a worker's `Completed` or `Valid` verdict): the check is not made twice.
+    pub fn admit_checked(
+        &mut self,
+        test: &Assignment,
+        observer: &mut dyn Observer,
+    ) -> std::io::Result<bool> {
         if self.is_full() || !self.seen.insert(test.clone()) {
             return Ok(false);
         }

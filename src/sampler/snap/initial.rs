@@ -84,6 +84,12 @@ impl Snap<'_> {
             Verdict::Skipped => {
                 first_failure.get_or_insert(Failure::Unknown("time limit reached".into()));
             }
+            Verdict::Invalid => {
+                self.report.invalid_dropped += 1;
+                first_failure.get_or_insert(Failure::Unknown(
+                    "the solver's model failed the clause check".into(),
+                ));
+            }
             Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
         }
         Ok(())

@@ -170,18 +170,16 @@ impl<'a> Snap<'a> {
         }
     }
 
-    /// Adds a verified test to the suite if it is new; true when added.
+    /// Adds a test a worker checked against every clause to the suite if it is new; true when
+    /// added.
     fn admit(
         &mut self,
         test: &Assignment,
         observer: &mut dyn Observer,
     ) -> Result<bool, SampleError> {
         let started = Instant::now();
-        let invalid = self.suite.invalid();
-        let added = self.suite.admit(test, observer)?;
-        let refused = self.suite.invalid() > invalid;
-        self.report.invalid_dropped += u64::from(refused);
-        self.report.duplicates += u64::from(!added && !refused && !self.suite.is_full());
+        let added = self.suite.admit_checked(test, observer)?;
+        self.report.duplicates += u64::from(!added && !self.suite.is_full());
         if added {
             // NCD takes each test as it is merged: with ranks the coordinator would only
             // wait for the next verdict, and the round's end is left to read the lengths.

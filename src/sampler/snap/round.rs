@@ -86,6 +86,11 @@ impl Snap<'_> {
                     stats.failed_repairs += 1;
                     self.note_failure(failure);
                 }
+                Verdict::Invalid => {
+                    stats.candidates += 1;
+                    stats.failed_repairs += 1;
+                    self.report.invalid_dropped += 1;
+                }
             }
             Ok(())
         })?;
