@@ -301,17 +301,18 @@ impl RunningNcd {
         };
         // Small batches (a test merged at a time) stay on this thread: handing them out
         // would cost more than compressing them.
-        let bytes: usize = strings.iter().map(Vec::len).sum();
-        let fed = if bytes < PIECE {
-            self.without.iter_mut().all(feed_stream)
-        } else {
-            self.without.par_iter_mut().all(feed_stream)
-        };
+        let parallel = strings.iter().map(Vec::len).sum::<usize>() >= PIECE;
         let smallest = |s: &Vec<u8>| compressed_len([s.as_slice()]);
-        let batch_smallest = if bytes < PIECE {
-            strings.iter().map(smallest).min()
+        let (fed, batch_smallest) = if parallel {
+            (
+                self.without.par_iter_mut().all(feed_stream),
+                strings.par_iter().map(smallest).min(),
+            )
         } else {
-            strings.par_iter().map(smallest).min()
+            (
+                self.without.iter_mut().all(feed_stream),
+                strings.iter().map(smallest).min(),
+            )
         };
         self.smallest = batch_smallest.map_or(self.smallest, |m| m.min(self.smallest));
         self.broken = !fed;

@@ -9,6 +9,7 @@ use crate::sampler::{derive_seed, Observer, SampleError};
 use std::time::Instant;
 
 impl Snap<'_> {
+    /// Step 1: resumed tests, then solutions up to N spread over the workforce; the first
     /// solve runs alone and decides whether the formula is satisfiable.
     pub(super) fn initial_samples(
         &mut self,

@@ -7,6 +7,7 @@ use crate::sampler::{RoundStats, StopReason};
 use std::time::Instant;
 
 impl Snap<'_> {
+    /// The round's figures on the suite; NCD is NaN (null in --stats) when the budget ran out
     /// before every new test was compressed.
     pub(super) fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
