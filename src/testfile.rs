@@ -39,13 +39,10 @@ impl<W: Write> TestWriter<W> {
     /// One test, its line and newline in one write, flushed.
     pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
         self.line.clear();
-        self.line.extend_from_slice(
-            match self.format {
-                TestFormat::Dimacs => test.to_dimacs_line(),
-                TestFormat::Bits => test.to_bit_string(),
-            }
-            .as_bytes(),
-        );
+        match self.format {
+            TestFormat::Dimacs => test.write_dimacs_line(&mut self.line),
+            TestFormat::Bits => self.line.extend_from_slice(test.to_bit_string().as_bytes()),
+        }
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;
         self.out.flush()?;

@@ -1,21 +1,63 @@
 //! Checking tests against every clause: the gate that nothing leaves the sampler without passing.
 
 use crate::assignment::Assignment;
-use crate::formula::Cnf;
+use crate::formula::{var_index, Cnf, Lit};
 
 /// Checks assignments against a formula, fully or only where they changed.
 pub struct Checker<'a> {
     cnf: &'a Cnf,
     /// For each variable (from 0), the clauses it occurs in.
     occurrences: Vec<Vec<u32>>,
+    /// Unit clauses as whole words: the variables they fix, and the values they fix them to
+    /// (a quarter to half of a Tseitin encoding's clauses, checked 64 at a time).
+    unit_mask: Vec<u64>,
+    unit_values: Vec<u64>,
+    /// A variable is fixed both ways by unit clauses: nothing satisfies the formula.
+    units_conflict: bool,
+    /// Clauses of two literals, as [`packed`] literals.
+    pairs: Vec<[u32; 2]>,
+    /// Clauses of three literals, as [`packed`] literals.
+    triples: Vec<[u32; 3]>,
+    /// The other clauses, by index.
+    longer: Vec<u32>,
+}
+
+/// A literal as `variable index << 1 | positive`, the form the full check reads.
+fn packed(lit: Lit) -> u32 {
+    (var_index(lit) as u32) << 1 | u32::from(lit > 0)
 }
 
 impl<'a> Checker<'a> {
     /// A checker for `cnf` (its occurrence lists built once).
     pub fn new(cnf: &'a Cnf) -> Self {
+        let (mut pairs, mut triples, mut longer) = (Vec::new(), Vec::new(), Vec::new());
+        let words = cnf.num_vars().div_ceil(64);
+        let (mut unit_mask, mut unit_values) = (vec![0u64; words], vec![0u64; words]);
+        let mut units_conflict = false;
+        for (i, clause) in cnf.clauses().enumerate() {
+            match *clause {
+                [a] => {
+                    let (v, bit) = (var_index(a), 1u64 << (var_index(a) % 64));
+                    let value = if a > 0 { bit } else { 0 };
+                    units_conflict |=
+                        unit_mask[v / 64] & bit != 0 && unit_values[v / 64] & bit != value;
+                    unit_mask[v / 64] |= bit;
+                    unit_values[v / 64] |= value;
+                }
+                [a, b] => pairs.push([packed(a), packed(b)]),
+                [a, b, c] => triples.push([packed(a), packed(b), packed(c)]),
+                _ => longer.push(i as u32),
+            }
+        }
         Checker {
             cnf,
             occurrences: cnf.occurrence_lists(),
+            unit_mask,
+            unit_values,
+            units_conflict,
+            pairs,
+            triples,
+            longer,
         }
     }
 
@@ -31,11 +73,41 @@ impl<'a> Checker<'a> {
 
     /// True when the assignment satisfies every clause.
     pub fn satisfies(&self, a: &Assignment) -> bool {
-        a.len() == self.cnf.num_vars() && self.first_violated(a).is_none()
+        a.len() == self.cnf.num_vars() && self.all_hold(a)
+    }
+
+    /// Every clause holds. Made on every test the sampler emits, so it is written for speed:
+    /// whether a literal is true is as random as the test, and branching on it (stopping at
+    /// the first true literal) was mispredicted so often that the short clauses that make up
+    /// most formulas are checked as fixed-size rows with the outcomes combined, no branch.
+    fn all_hold(&self, a: &Assignment) -> bool {
+        let words = a.words();
+        let holds = |lit: u32| {
+            let v = (lit >> 1) as usize;
+            (words[v / 64] >> (v % 64)) as u32 & 1 == lit & 1
+        };
+        let mut every = !self.units_conflict;
+        for ((word, mask), values) in words.iter().zip(&self.unit_mask).zip(&self.unit_values) {
+            every &= word & mask == *values;
+        }
+        for &[x, y] in &self.pairs {
+            every &= holds(x) | holds(y);
+        }
+        for &[x, y, z] in &self.triples {
+            every &= holds(x) | holds(y) | holds(z);
+        }
+        every
+            && self
+                .longer
+                .iter()
+                .all(|&c| self.clause_holds(c as usize, a))
     }
 
     /// The first clause the assignment falsifies, if any.
     pub fn first_violated(&self, a: &Assignment) -> Option<usize> {
+        if self.all_hold(a) {
+            return None;
+        }
         (0..self.cnf.num_clauses()).find(|&i| !self.clause_holds(i, a))
     }
 
@@ -86,7 +158,35 @@ mod tests {
         );
     }
 
+    /// A unit clause and its negation: no assignment satisfies both.
+    #[test]
+    fn contradictory_units_reject_every_assignment() {
+        let cnf = Cnf::from_clauses(2, &[vec![2], vec![-2]]);
+        let checker = Checker::new(&cnf);
+        for bits in ["00", "01", "10", "11"] {
+            let a = Assignment::from_bit_string(bits).unwrap();
+            assert!(!checker.satisfies(&a), "{bits}");
+            assert!(checker.first_violated(&a).is_some(), "{bits}");
+        }
+    }
+
     proptest! {
+        /// The full check (units by words, short clauses as rows, the rest one by one) says
+        /// what the definition says: some literal of every clause is true.
+        #[test]
+        fn full_check_agrees_with_the_definition(
+            clauses in proptest::collection::vec(proptest::collection::vec((1i32..=70, any::<bool>()), 1..6), 1..60),
+            bits in proptest::collection::vec(any::<bool>(), 70),
+        ) {
+            let clauses: Vec<Vec<i32>> = clauses.iter().map(|c| c.iter().map(|&(v, n)| if n { -v } else { v }).collect()).collect();
+            let cnf = Cnf::from_clauses(70, &clauses);
+            let a = Assignment::from_bit_string(&bits.iter().map(|&b| if b { '1' } else { '0' }).collect::<String>()).unwrap();
+            let holds = |c: &Vec<i32>| c.iter().any(|&l| a.satisfies(l));
+            let checker = Checker::new(&cnf);
+            prop_assert_eq!(checker.satisfies(&a), clauses.iter().all(holds));
+            prop_assert_eq!(checker.first_violated(&a), clauses.iter().position(|c| !holds(c)));
+        }
+
         #[test]
         fn incremental_check_agrees_with_full_check(
             clauses in proptest::collection::vec(proptest::collection::vec((1i32..=12, any::<bool>()), 1..4), 1..40),

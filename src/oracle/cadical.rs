@@ -6,6 +6,7 @@ use super::{Answer, Session, SessionBackend};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
+use crate::propagate::{LiteralOccurrences, Propagator};
 use rustsat::solvers::{
     ControlSignal, LimitConflicts, PhaseLit, Solve, SolveIncremental, SolverResult, Terminate,
 };
@@ -18,9 +19,34 @@ pub struct Cadical;
 
 struct CadicalSession<'a> {
     solver: CaDiCaL<'a, 'static>,
-    num_vars: usize,
     /// The phases set so far (all false at first), so that a query sets only those that changed.
     phases: Assignment,
+    /// What every model has in common: the values unit clauses and their propagation force.
+    forced: Assignment,
+    /// The variables they leave open: only these are read out of a model. Reading a value
+    /// costs an FFI call, a fifth of an easy run when made for every variable, and on
+    /// sketches most variables are forced (90% of 35.sk_3_52's).
+    open: Vec<u32>,
+}
+
+/// The values the formula's unit clauses force through propagation, and the variables left
+/// open. Contradicting units force nothing here: the solver then answers that nothing
+/// satisfies the formula.
+fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
+    let occurrences = LiteralOccurrences::new(cnf);
+    let mut propagator = Propagator::new(cnf, &occurrences);
+    if propagator.assign_units().is_err() {
+        propagator.reset();
+    }
+    let mut forced = Assignment::zeros(cnf.num_vars());
+    let mut open = Vec::new();
+    for v in 0..cnf.num_vars() {
+        match propagator.value(v) {
+            Some(value) => forced.set(v, value),
+            None => open.push(v as u32),
+        }
+    }
+    (forced, open)
 }
 
 fn rs_lit(lit: Lit) -> RsLit {
@@ -64,10 +90,12 @@ impl SessionBackend for Cadical {
                 ControlSignal::Continue
             }
         });
+        let (forced, open) = forced_values(cnf);
         Ok(Box::new(CadicalSession {
             solver,
-            num_vars,
             phases: Assignment::zeros(num_vars),
+            forced,
+            open,
         }))
     }
 }
@@ -93,15 +121,15 @@ impl CadicalSession<'_> {
         let assumed: Vec<RsLit> = assumptions.iter().map(|&l| rs_lit(l)).collect();
         Ok(match self.solver.solve_assumps(&assumed)? {
             SolverResult::Sat => {
-                let mut model = Assignment::zeros(self.num_vars);
-                for v in 0..self.num_vars {
+                let mut model = self.forced.clone();
+                for &v in &self.open {
                     // A variable in no clause has no value of its own: it keeps its phase.
-                    let value = match self.solver.lit_val(RsLit::positive(v as u32))? {
+                    let value = match self.solver.lit_val(RsLit::positive(v))? {
                         TernaryVal::True => true,
                         TernaryVal::False => false,
-                        TernaryVal::DontCare => phases.get(v),
+                        TernaryVal::DontCare => phases.get(v as usize),
                     };
-                    model.set(v, value);
+                    model.set(v as usize, value);
                 }
                 Answer::Model(model)
             }
@@ -178,6 +206,35 @@ mod tests {
             session.solve(&[], &Assignment::zeros(unsat.num_vars()), None),
             Answer::Refuted(vec![])
         );
+    }
+
+    /// Units and what they propagate are set without asking the solver; the rest are read,
+    /// so a model still follows the phases there and satisfies every clause.
+    #[test]
+    fn forced_variables_are_set_and_open_ones_read() {
+        // x1; x1 → x2; x2 ∨ x3 ∨ x4 leaves x3 and x4 open; x5 is in no clause.
+        let cnf = Cnf::from_clauses(5, &[vec![1], vec![-1, 2], vec![2, 3, 4]]);
+        let (forced, open) = forced_values(&cnf);
+        assert_eq!(open, vec![2, 3, 4]);
+        assert!(forced.get(0) && forced.get(1));
+        let checker = Checker::new(&cnf);
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        for phases in ["00000", "00111", "00101"] {
+            let phases = Assignment::from_bit_string(phases).unwrap();
+            match session.solve(&[], &phases, None) {
+                Answer::Model(m) => {
+                    assert!(checker.satisfies(&m));
+                    assert_eq!(m.to_bit_string()[2..], phases.to_bit_string()[2..]);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let contradicting = Cnf::from_clauses(2, &[vec![1], vec![-1, 2], vec![-2]]);
+        let mut session = Cadical.open(&contradicting, Budget::unlimited()).unwrap();
+        assert!(matches!(
+            session.solve(&[], &Assignment::zeros(2), None),
+            Answer::Refuted(_)
+        ));
     }
 
     /// Every model of one long-lived session, over many queries with random phases and
