@@ -124,3 +124,34 @@ impl<'a> Suite<'a> {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formula::Cnf;
+
+    /// A test joins once; tests that differ anywhere (here only in their last word) both
+    /// join; a test that falsifies a clause never does.
+    #[test]
+    fn a_test_joins_the_suite_once_and_only_if_it_satisfies_the_formula() {
+        let cnf = Cnf::from_clauses(130, &[vec![-1]]);
+        let checker = Checker::new(&cnf);
+        let mut suite = Suite::new(&checker, &[0, 129], None);
+        let mut seen = Vec::new();
+        let mut observer = |t: &Assignment| {
+            seen.push(t.clone());
+            Ok(())
+        };
+        let a = Assignment::zeros(130);
+        let mut b = a.clone();
+        b.set(129, true);
+        let mut falsifying = a.clone();
+        falsifying.set(0, true);
+        assert!(suite.admit(&a, &mut observer).unwrap());
+        assert!(!suite.admit(&a.clone(), &mut observer).unwrap());
+        assert!(suite.admit(&b, &mut observer).unwrap());
+        assert!(!suite.admit(&falsifying, &mut observer).unwrap());
+        assert_eq!(suite.tests(), &[a, b]);
+        assert_eq!(seen.len(), 2);
+    }
+}
