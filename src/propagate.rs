@@ -269,10 +269,9 @@ mod tests {
     proptest! {
         #[test]
         fn greedy_completion_yields_a_model_or_reports_failure(
-            clauses in proptest::collection::vec(proptest::collection::vec((1i32..=10, any::<bool>()), 1..4), 1..30),
+            clauses in crate::testing::arbitrary_clauses(10, 4, 30),
             prefs in proptest::collection::vec(any::<bool>(), 10),
         ) {
-            let clauses: Vec<Vec<i32>> = clauses.iter().map(|c| c.iter().map(|&(v, n)| if n { -v } else { v }).collect()).collect();
             let cnf = Cnf::from_clauses(10, &clauses);
             let occ = LiteralOccurrences::new(&cnf);
             let mut p = Propagator::new(&cnf, &occ);

@@ -36,3 +36,16 @@ pub fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> (Cnf, Assignme
 pub fn unsatisfiable() -> Cnf {
     Cnf::from_clauses(2, &[vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]])
 }
+
+/// Proptest strategy: 1 to `max_clauses - 1` clauses of 1 to `max_len - 1` literals over
+/// variables `1..=num_vars`, as DIMACS literals.
+#[cfg(test)]
+pub fn arbitrary_clauses(
+    num_vars: i32,
+    max_len: usize,
+    max_clauses: usize,
+) -> impl proptest::strategy::Strategy<Value = Vec<Vec<i32>>> {
+    use proptest::prelude::*;
+    let lit = (1..=num_vars, any::<bool>()).prop_map(|(v, negated)| if negated { -v } else { v });
+    proptest::collection::vec(proptest::collection::vec(lit, 1..max_len), 1..max_clauses)
+}

@@ -175,10 +175,9 @@ mod tests {
         /// what the definition says: some literal of every clause is true.
         #[test]
         fn full_check_agrees_with_the_definition(
-            clauses in proptest::collection::vec(proptest::collection::vec((1i32..=70, any::<bool>()), 1..6), 1..60),
+            clauses in crate::testing::arbitrary_clauses(70, 6, 60),
             bits in proptest::collection::vec(any::<bool>(), 70),
         ) {
-            let clauses: Vec<Vec<i32>> = clauses.iter().map(|c| c.iter().map(|&(v, n)| if n { -v } else { v }).collect()).collect();
             let cnf = Cnf::from_clauses(70, &clauses);
             let a = Assignment::from_bit_string(&bits.iter().map(|&b| if b { '1' } else { '0' }).collect::<String>()).unwrap();
             let holds = |c: &Vec<i32>| c.iter().any(|&l| a.satisfies(l));
@@ -189,11 +188,10 @@ mod tests {
 
         #[test]
         fn incremental_check_agrees_with_full_check(
-            clauses in proptest::collection::vec(proptest::collection::vec((1i32..=12, any::<bool>()), 1..4), 1..40),
+            clauses in crate::testing::arbitrary_clauses(12, 4, 40),
             base in proptest::collection::vec(any::<bool>(), 12),
             flips in proptest::collection::vec(any::<bool>(), 12),
         ) {
-            let clauses: Vec<Vec<i32>> = clauses.iter().map(|c| c.iter().map(|&(v, n)| if n { -v } else { v }).collect()).collect();
             let cnf = Cnf::from_clauses(12, &clauses);
             let checker = Checker::new(&cnf);
             let bits = |v: &[bool]| v.iter().map(|&b| if b { '1' } else { '0' }).collect::<String>();
