@@ -12,16 +12,26 @@ const PARALLEL_WORD_OPERATIONS: usize = 1 << 18;
 
 /// Up to `k` centroids of `points` (fewer when there are fewer distinct points).
 pub fn centroids(points: &[&Assignment], k: usize, rng: &mut impl Rng) -> Vec<Assignment> {
+    // Assignment is the costly half of an iteration: spread over the rank's threads when it
+    // is large enough to pay for waking them (on a 118-variable formula, handing out each
+    // iteration's few microseconds of work made k-means a third of a 1000-test run).
+    let word_operations = points.len() * points.first().map_or(0, |p| p.words().len()) * k;
+    cluster(points, k, rng, word_operations >= PARALLEL_WORD_OPERATIONS)
+}
+
+/// [`centroids`], the assignment step on the current rayon pool or on this thread; both
+/// give the same centres.
+fn cluster(
+    points: &[&Assignment],
+    k: usize,
+    rng: &mut impl Rng,
+    parallel: bool,
+) -> Vec<Assignment> {
     if points.is_empty() || k == 0 {
         return Vec::new();
     }
     let mut centres = plus_plus_start(points, k, rng);
     let mut membership = vec![usize::MAX; points.len()];
-    // Assignment is the costly half of an iteration: spread over the rank's threads when it
-    // is large enough to pay for waking them (on a 118-variable formula, handing out each
-    // iteration's few microseconds of work made k-means a third of a 1000-test run).
-    let word_operations = points.len() * points[0].words().len() * centres.len();
-    let parallel = word_operations >= PARALLEL_WORD_OPERATIONS;
     for _ in 0..MAX_ITERATIONS {
         let assign = |(p, m): (&&Assignment, &mut usize)| {
             let nearest = nearest(p, &centres).0;
@@ -36,12 +46,15 @@ pub fn centroids(points: &[&Assignment], k: usize, rng: &mut impl Rng) -> Vec<As
                 .map(assign)
                 .reduce(|| false, |a, b| a || b)
         } else {
-            // Every point is assigned (no short circuit): membership must be complete.
+            // Every point is assigned (counted, not `any`, which would stop at the first
+            // move and leave the rest of membership stale).
             points
                 .iter()
                 .zip(membership.iter_mut())
                 .map(assign)
-                .fold(false, |a, b| a || b)
+                .filter(|&moved| moved)
+                .count()
+                > 0
         };
         if !changed {
             break;
@@ -179,6 +192,30 @@ mod tests {
         let mut got = centroids(&refs, 2, &mut rng);
         got.sort();
         assert_eq!(got, vec![a("00000000"), a("11111111")]);
+    }
+
+    /// Clustering on one thread and on the pool give the same centres (each iteration
+    /// assigns every point either way).
+    #[test]
+    fn one_thread_and_the_pool_agree() {
+        use rand::Rng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let points: Vec<Assignment> = (0..300)
+            .map(|_| {
+                let bits: String = (0..150)
+                    .map(|_| if rng.gen_bool(0.3) { '1' } else { '0' })
+                    .collect();
+                a(&bits)
+            })
+            .collect();
+        let refs: Vec<&Assignment> = points.iter().collect();
+        for seed in 0..5 {
+            let run = |parallel| {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+                cluster(&refs, 5, &mut rng, parallel)
+            };
+            assert_eq!(run(false), run(true), "seed {seed}");
+        }
     }
 
     /// The bit-plane counter's majority is the per-bit median, counted one bit at a time.
