@@ -2,12 +2,12 @@
 //!
 //! Rank 0 hosts the coordinator, which runs the sampler itself (deltas, centroids, merging,
 //! NCD, the stop rule) against the [`Workforce`] interface and hands out tasks in batches;
-//! every rank, rank 0 included, runs [`serve`] and does its batches on its own rayon threads.
+//! every rank, rank 0 included, runs [`Rank::serve`] and does its batches on its own rayon threads.
 //! Batches shrink as a list of tasks drains (guided self-scheduling), and a rank holds two at
 //! a time, getting another each time it returns one, so ranks that draw cheap repairs take
 //! more of them and none waits for a round trip between batches.
 //! Messages are [`protocol`] types encoded with bincode and sent as byte buffers over an
-//! [`Endpoint`]: crossbeam channels ([`local`]) or MPI ([`mpi`], with `--features mpi`).
+//! [`Endpoint`]: crossbeam channels ([`local`]) or MPI (the `mpi` module, with `--features mpi`).
 
 pub mod launch;
 pub mod local;
