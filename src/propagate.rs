@@ -7,6 +7,27 @@
 use crate::assignment::Assignment;
 use crate::formula::{var_index, Cnf, Lit};
 
+/// The values the formula's unit clauses force through propagation, and the variables left
+/// open: every model has these values, so what is forced need not be asked of a solver nor
+/// checked clause by clause. Contradicting units force nothing here (a solver then finds
+/// the formula unsatisfiable, and a check the contradiction).
+pub fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
+    let occurrences = LiteralOccurrences::new(cnf);
+    let mut propagator = Propagator::new(cnf, &occurrences);
+    if propagator.assign_units().is_err() {
+        propagator.reset();
+    }
+    let mut forced = Assignment::zeros(cnf.num_vars());
+    let mut open = Vec::new();
+    for v in 0..cnf.num_vars() {
+        match propagator.value(v) {
+            Some(value) => forced.set(v, value),
+            None => open.push(v as u32),
+        }
+    }
+    (forced, open)
+}
+
 /// Index of a literal in per-literal tables.
 #[inline]
 fn code(lit: Lit) -> usize {

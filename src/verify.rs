@@ -2,19 +2,21 @@
 
 use crate::assignment::Assignment;
 use crate::formula::{var_index, Cnf, Lit};
+use crate::propagate::forced_values;
 
 /// Checks assignments against a formula, fully or only where they changed.
 pub struct Checker<'a> {
     cnf: &'a Cnf,
     /// For each variable (from 0), the clauses it occurs in.
     occurrences: Vec<Vec<u32>>,
-    /// Unit clauses as whole words: the variables they fix, and the values they fix them to
-    /// (a quarter to half of a Tseitin encoding's clauses, checked 64 at a time).
-    unit_mask: Vec<u64>,
-    unit_values: Vec<u64>,
-    /// A variable is fixed both ways by unit clauses: nothing satisfies the formula.
-    units_conflict: bool,
-    /// Clauses of two literals, as [`packed`] literals.
+    /// The variables the unit clauses force through propagation ([`forced_values`]), as
+    /// whole words, and the values they force. Every model has them, so a test that has them
+    /// too satisfies every clause with a forced-true literal: those clauses (units included;
+    /// on sketches most of the formula) are checked 64 variables at a time and not one by one.
+    forced_mask: Vec<u64>,
+    forced_values: Vec<u64>,
+    /// Clauses of one or two literals without a forced-true literal, as [`packed`] literals
+    /// (a unit written twice).
     pairs: Vec<[u32; 2]>,
     /// Clauses of three literals, as [`packed`] literals.
     triples: Vec<[u32; 3]>,
@@ -30,20 +32,27 @@ fn packed(lit: Lit) -> u32 {
 impl<'a> Checker<'a> {
     /// A checker for `cnf` (its occurrence lists built once).
     pub fn new(cnf: &'a Cnf) -> Self {
+        let (forced, open) = forced_values(cnf);
+        let mut forced_mask = vec![!0u64; forced.words().len()];
+        for &v in &open {
+            forced_mask[v as usize / 64] &= !(1u64 << (v % 64));
+        }
+        if let Some(last) = forced_mask.last_mut() {
+            if !cnf.num_vars().is_multiple_of(64) {
+                *last &= (1u64 << (cnf.num_vars() % 64)) - 1;
+            }
+        }
+        let forced_true = |lit: Lit| {
+            let v = var_index(lit);
+            forced_mask[v / 64] >> (v % 64) & 1 == 1 && forced.satisfies(lit)
+        };
         let (mut pairs, mut triples, mut longer) = (Vec::new(), Vec::new(), Vec::new());
-        let words = cnf.num_vars().div_ceil(64);
-        let (mut unit_mask, mut unit_values) = (vec![0u64; words], vec![0u64; words]);
-        let mut units_conflict = false;
         for (i, clause) in cnf.clauses().enumerate() {
+            if clause.iter().any(|&lit| forced_true(lit)) {
+                continue;
+            }
             match *clause {
-                [a] => {
-                    let (v, bit) = (var_index(a), 1u64 << (var_index(a) % 64));
-                    let value = if a > 0 { bit } else { 0 };
-                    units_conflict |=
-                        unit_mask[v / 64] & bit != 0 && unit_values[v / 64] & bit != value;
-                    unit_mask[v / 64] |= bit;
-                    unit_values[v / 64] |= value;
-                }
+                [a] => pairs.push([packed(a), packed(a)]),
                 [a, b] => pairs.push([packed(a), packed(b)]),
                 [a, b, c] => triples.push([packed(a), packed(b), packed(c)]),
                 _ => longer.push(i as u32),
@@ -52,9 +61,8 @@ impl<'a> Checker<'a> {
         Checker {
             cnf,
             occurrences: cnf.occurrence_lists(),
-            unit_mask,
-            unit_values,
-            units_conflict,
+            forced_values: forced.words().to_vec(),
+            forced_mask,
             pairs,
             triples,
             longer,
@@ -86,8 +94,8 @@ impl<'a> Checker<'a> {
             let v = (lit >> 1) as usize;
             (words[v / 64] >> (v % 64)) as u32 & 1 == lit & 1
         };
-        let mut every = !self.units_conflict;
-        for ((word, mask), values) in words.iter().zip(&self.unit_mask).zip(&self.unit_values) {
+        let mut every = words.len() == self.forced_mask.len();
+        for ((word, mask), values) in words.iter().zip(&self.forced_mask).zip(&self.forced_values) {
             every &= word & mask == *values;
         }
         for &[x, y] in &self.pairs {

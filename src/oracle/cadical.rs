@@ -6,7 +6,7 @@ use super::{Answer, Session, SessionBackend};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
-use crate::propagate::{LiteralOccurrences, Propagator};
+use crate::propagate::forced_values;
 use rustsat::solvers::{
     ControlSignal, LimitConflicts, PhaseLit, Solve, SolveIncremental, SolverResult, Terminate,
 };
@@ -27,26 +27,6 @@ struct CadicalSession<'a> {
     /// costs an FFI call, a fifth of an easy run when made for every variable, and on
     /// sketches most variables are forced (90% of 35.sk_3_52's).
     open: Vec<u32>,
-}
-
-/// The values the formula's unit clauses force through propagation, and the variables left
-/// open. Contradicting units force nothing here: the solver then answers that nothing
-/// satisfies the formula.
-fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
-    let occurrences = LiteralOccurrences::new(cnf);
-    let mut propagator = Propagator::new(cnf, &occurrences);
-    if propagator.assign_units().is_err() {
-        propagator.reset();
-    }
-    let mut forced = Assignment::zeros(cnf.num_vars());
-    let mut open = Vec::new();
-    for v in 0..cnf.num_vars() {
-        match propagator.value(v) {
-            Some(value) => forced.set(v, value),
-            None => open.push(v as u32),
-        }
-    }
-    (forced, open)
 }
 
 fn rs_lit(lit: Lit) -> RsLit {
