@@ -211,6 +211,43 @@ impl Assignment {
     }
 }
 
+/// Hashes assignments (the suite's tests, the delta pool's deltas) by a multiply-rotate per
+/// word, as rustc's FxHash. std's SipHash, made to withstand chosen keys, was 3% of an easy
+/// run; the keys here are the sampler's own.
+#[derive(Default)]
+pub struct WordHasher(u64);
+
+/// Builds [`WordHasher`]s: the hasher of sets and maps keyed by assignments.
+pub type BuildWordHasher = std::hash::BuildHasherDefault<WordHasher>;
+
+impl WordHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.mix(word);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.mix(word as u64);
+    }
+}
+
 /// `n` (at least 1, at most 8 digits) as ASCII digits packed little-endian in a word (first
 /// digit in the lowest byte), and how many.
 fn ascii_digits(mut n: usize) -> (u64, usize) {

@@ -1,46 +1,11 @@
 //! The test suite of either sampler, and the observer that receives its tests: the one place
 //! every test is checked against every clause before anyone sees it.
 
-use crate::assignment::Assignment;
+use crate::assignment::{Assignment, BuildWordHasher};
 use crate::diversity;
 use crate::sampler::RoundStats;
 use crate::verify::Checker;
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// Hashes tests for the set of those already in the suite: a multiply-rotate per word (as
-/// rustc's FxHash). std's SipHash, made to withstand chosen keys, was 3% of an easy run;
-/// the keys here are the sampler's own tests.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl WordHasher {
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.mix(word);
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.mix(word as u64);
-    }
-}
 
 /// What the sampler tells its caller as it goes.
 pub trait Observer {
@@ -62,7 +27,7 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
     tests: Vec<Assignment>,
-    seen: HashSet<Assignment, BuildHasherDefault<WordHasher>>,
+    seen: HashSet<Assignment, BuildWordHasher>,
     coverage: diversity::PairwiseCoverage,
     max_tests: Option<usize>,
 }

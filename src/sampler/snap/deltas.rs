@@ -1,7 +1,7 @@
 //! The delta pool (steps 2a–2b): XOR differences of valid samples, identical ones merged and
 //! weighted by how often they occur, since a repeated delta is more likely to keep a test valid.
 
-use crate::assignment::Assignment;
+use crate::assignment::{Assignment, BuildWordHasher};
 use rand::Rng;
 use std::collections::HashMap;
 
@@ -17,7 +17,7 @@ pub struct DeltaPool {
 impl DeltaPool {
     /// Deltas of all pairs of samples; pairs of equal samples give no delta.
     pub fn from_samples(samples: &[&Assignment]) -> Self {
-        let mut counts: HashMap<Assignment, u64> = HashMap::new();
+        let mut counts: HashMap<Assignment, u64, BuildWordHasher> = HashMap::default();
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {
                 let delta = a.xor(b);
