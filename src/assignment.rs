@@ -168,11 +168,13 @@ impl Assignment {
         // Variables go by in tens sharing every digit but the last (`123` is `12` and `3`): the
         // shared digits are kept in one 8-byte word and stored whole, so a literal costs a few
         // stores instead of a byte push (with its capacity check) per digit. The buffer is
-        // sized for the longest line, plus slack for the whole-word store, and cut to fit.
+        // sized for the longest line (every literal as wide as the widest: sign, digits,
+        // space), plus slack for the whole-word store, and cut to fit.
         const WORD: usize = 8;
         assert!(self.len < 1_000_000_000, "variable numbers fit 9 digits");
+        let widest = 2 + ascii_digits(self.len).1;
         let start = out.len();
-        out.resize(start + self.len * 11 + WORD + 1, 0);
+        out.resize(start + self.len * widest + WORD + 1, 0);
         let buf = &mut out[start..];
         let mut at = 0;
         let mut tens = 0u64;
@@ -248,8 +250,8 @@ impl std::hash::Hasher for WordHasher {
     }
 }
 
-/// `n` (at least 1, at most 8 digits) as ASCII digits packed little-endian in a word (first
-/// digit in the lowest byte), and how many.
+/// `n` as ASCII digits packed little-endian in a word (first digit in the lowest byte; the
+/// word holds 8), and how many (right for any `n`; 0 for 0).
 fn ascii_digits(mut n: usize) -> (u64, usize) {
     let mut len = 0;
     let mut reversed = 0u64;

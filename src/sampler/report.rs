@@ -60,7 +60,8 @@ pub struct RoundStats {
     /// Wall time of the round.
     pub seconds: f64,
     /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
-    /// NCD) and merging each verdict (the clause check, writing, NCD's compression).
+    /// NCD) and merging each verdict (deduplicating, writing, NCD's compression; the clause
+    /// check is made by the ranks).
     pub coordinator_seconds: f64,
     /// The ranks' time on this round's tasks, summed over ranks, merging excluded.
     pub work_seconds: f64,

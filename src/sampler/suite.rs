@@ -23,7 +23,8 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
 
 /// The test suite of either sampler: distinct tests in the order found, every one checked
 /// against every clause — on the way in ([`Suite::admit`]), or by the worker that made it
-/// ([`Suite::admit_checked`]: Snap's verdicts, QuickSampler's extended candidates) — with their pairwise coverage kept up to date.
+/// ([`Suite::admit_checked`]: Snap's verdicts, QuickSampler's extended candidates) — with
+/// their pairwise coverage kept up to date.
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
     tests: Vec<Assignment>,
@@ -74,7 +75,8 @@ impl<'a> Suite<'a> {
     }
 
     /// [`Suite::admit`] for a test already checked against every clause of this suite's
-    /// formula (a worker's `Completed` or `Valid` verdict, a candidate QuickSampler extended): the check is not made twice.
+    /// formula (a worker's `Completed` or `Valid` verdict, a candidate QuickSampler
+    /// extended): the check is not made twice.
     pub fn admit_checked(
         &mut self,
         test: &Assignment,
