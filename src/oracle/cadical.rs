@@ -1,11 +1,11 @@
-//! CaDiCaL (through rustsat) as a [`Session`]: the formula is loaded once per lane; each query
-//! sets the phases that changed since the last one, assumes the literals to keep, and runs
-//! under a conflict limit and a terminator that watches the budget.
+//! CaDiCaL (through rustsat) as a [`Session`]: the formula, less what its units force, is loaded
+//! once per lane; each query sets the phases that changed since the last one, assumes the
+//! literals to keep, and runs under a conflict limit and a terminator that watches the budget.
 
 use super::{Answer, Session, SessionBackend};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::formula::{Cnf, Lit};
+use crate::formula::{literal, var_index, Cnf, Lit};
 use crate::propagate::forced_values;
 use rustsat::solvers::{
     ControlSignal, LimitConflicts, PhaseLit, Solve, SolveIncremental, SolverResult, Terminate,
@@ -23,18 +23,22 @@ struct CadicalSession<'a> {
     phases: Assignment,
     /// What every model has in common: the values unit clauses and their propagation force.
     forced: Assignment,
-    /// The variables they leave open: only these are read out of a model. Reading a value
-    /// costs an FFI call, a fifth of an easy run when made for every variable, and on
-    /// sketches most variables are forced (90% of 35.sk_3_52's).
+    /// The variables they leave open, in order: CaDiCaL's variable `i` is `open[i]`. Only
+    /// these are loaded, phased and read. On sketches most variables are forced (90% of
+    /// 35.sk_3_52's), and CaDiCaL's decision queue skipped over each of them, assigned, on
+    /// every query (a tenth of an easy run), and reading a value costs an FFI call.
     open: Vec<u32>,
+    /// Per variable: its index in CaDiCaL, or `FORCED`.
+    inner: Vec<u32>,
 }
 
-fn rs_lit(lit: Lit) -> RsLit {
-    RsLit::new(lit.unsigned_abs() - 1, lit < 0)
-}
+/// `CadicalSession::inner` of a forced variable, which CaDiCaL never sees.
+const FORCED: u32 = u32::MAX;
 
-fn our_lit(lit: RsLit) -> Lit {
-    lit.to_ipasir()
+/// `lit` in CaDiCaL's numbering, or `None` when its variable is forced.
+fn inner_lit(inner: &[u32], lit: Lit) -> Option<RsLit> {
+    let v = inner[var_index(lit)];
+    (v != FORCED).then(|| RsLit::new(v, lit < 0))
 }
 
 impl SessionBackend for Cadical {
@@ -47,20 +51,35 @@ impl SessionBackend for Cadical {
         // The "lucky" pre-pass tries fixed assignments before the phases we set, and returns
         // the same few models whatever they are; off, the phases steer every query.
         solver.set_option("lucky", 0).map_err(|e| e.to_string())?;
-        let num_vars = cnf.num_vars();
-        if num_vars > 0 {
+        let (forced, open) = forced_values(cnf);
+        let mut inner = vec![FORCED; cnf.num_vars()];
+        for (i, &v) in open.iter().enumerate() {
+            inner[v as usize] = i as u32;
+        }
+        if !open.is_empty() {
             solver
-                .reserve(Var::new(num_vars as u32 - 1))
+                .reserve(Var::new(open.len() as u32 - 1))
                 .map_err(|e| e.to_string())?;
         }
+        // Clauses a forced value satisfies are left out, and forced-false literals dropped:
+        // no clause is left empty, or propagation would have found the contradiction (and
+        // then nothing is forced).
         for clause in cnf.clauses() {
-            let clause: rustsat::types::Clause = clause.iter().map(|&l| rs_lit(l)).collect();
-            solver.add_clause(clause).map_err(|e| e.to_string())?;
+            let satisfied = clause
+                .iter()
+                .any(|&l| inner_lit(&inner, l).is_none() && forced.satisfies(l));
+            if !satisfied {
+                let reduced: rustsat::types::Clause = clause
+                    .iter()
+                    .filter_map(|&l| inner_lit(&inner, l))
+                    .collect();
+                solver.add_clause(reduced).map_err(|e| e.to_string())?;
+            }
         }
         // Every variable starts phased false, matching `phases`.
-        for v in 0..num_vars {
+        for i in 0..open.len() {
             solver
-                .phase_lit(RsLit::negative(v as u32))
+                .phase_lit(RsLit::negative(i as u32))
                 .map_err(|e| e.to_string())?;
         }
         solver.attach_terminator(move || {
@@ -70,12 +89,12 @@ impl SessionBackend for Cadical {
                 ControlSignal::Continue
             }
         });
-        let (forced, open) = forced_values(cnf);
         Ok(Box::new(CadicalSession {
             solver,
-            phases: Assignment::zeros(num_vars),
+            phases: Assignment::zeros(cnf.num_vars()),
             forced,
             open,
+            inner,
         }))
     }
 }
@@ -83,8 +102,9 @@ impl SessionBackend for Cadical {
 impl CadicalSession<'_> {
     fn set_phases(&mut self, phases: &Assignment) -> anyhow::Result<()> {
         for v in self.phases.xor(phases).ones() {
-            self.solver
-                .phase_lit(RsLit::new(v as u32, !phases.get(v)))?;
+            if let Some(lit) = inner_lit(&self.inner, literal(v, phases.get(v))) {
+                self.solver.phase_lit(lit)?;
+            }
         }
         self.phases.clone_from(phases);
         Ok(())
@@ -96,15 +116,25 @@ impl CadicalSession<'_> {
         phases: &Assignment,
         conflicts: Option<u32>,
     ) -> anyhow::Result<Answer> {
+        // An assumption against a forced value fails on its own; one that agrees holds.
+        if let Some(&against) = assumptions
+            .iter()
+            .find(|&&l| inner_lit(&self.inner, l).is_none() && !self.forced.satisfies(l))
+        {
+            return Ok(Answer::Refuted(vec![against]));
+        }
+        let assumed: Vec<RsLit> = assumptions
+            .iter()
+            .filter_map(|&l| inner_lit(&self.inner, l))
+            .collect();
         self.set_phases(phases)?;
         self.solver.limit_conflicts(conflicts)?;
-        let assumed: Vec<RsLit> = assumptions.iter().map(|&l| rs_lit(l)).collect();
         Ok(match self.solver.solve_assumps(&assumed)? {
             SolverResult::Sat => {
                 let mut model = self.forced.clone();
-                for &v in &self.open {
+                for (i, &v) in self.open.iter().enumerate() {
                     // A variable in no clause has no value of its own: it keeps its phase.
-                    let value = match self.solver.lit_val(RsLit::positive(v))? {
+                    let value = match self.solver.lit_val(RsLit::positive(i as u32))? {
                         TernaryVal::True => true,
                         TernaryVal::False => false,
                         TernaryVal::DontCare => phases.get(v as usize),
@@ -116,11 +146,12 @@ impl CadicalSession<'_> {
             SolverResult::Unsat => {
                 // rustsat's core is a clause the formula entails: the failed assumptions,
                 // negated.
+                let open = &self.open;
                 Answer::Refuted(
                     self.solver
                         .core()?
                         .into_iter()
-                        .map(|l| our_lit(!l))
+                        .map(|l| literal(open[l.var().idx()] as usize, l.is_neg()))
                         .collect(),
                 )
             }
@@ -188,6 +219,31 @@ mod tests {
         );
     }
 
+    /// CaDiCaL sees only the open variables, renumbered: failed assumptions come back as
+    /// the caller's literals, and an assumption against a forced value fails on its own.
+    #[test]
+    fn assumptions_are_renumbered_both_ways() {
+        // x1 forced; x2 → x3 and ¬x3 ∨ ¬x4 over the open x2, x3, x4 (CaDiCaL's 0, 1, 2).
+        let cnf = Cnf::from_clauses(4, &[vec![1], vec![-1, -2, 3], vec![-3, -4]]);
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let phases = Assignment::zeros(4);
+        match session.solve(&[1, 2, 4], &phases, None) {
+            Answer::Refuted(mut core) => {
+                core.sort();
+                assert_eq!(core, vec![2, 4]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            session.solve(&[2, -1], &phases, None),
+            Answer::Refuted(vec![-1])
+        );
+        match session.solve(&[1, 4], &phases, None) {
+            Answer::Model(m) => assert_eq!(m.to_bit_string(), "1001"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// Units and what they propagate are set without asking the solver; the rest are read,
     /// so a model still follows the phases there and satisfies every clause.
     #[test]
@@ -224,6 +280,16 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for formula in 0..40 {
             let (cnf, plant) = planted(30 + formula, 4 * (30 + formula), formula as u64);
+            // Every other formula gets units from the plant, so some variables are forced
+            // and CaDiCaL sees the rest renumbered.
+            let cnf = if formula % 2 == 1 {
+                let units = (0..formula % 7).map(|v| vec![literal(v * 3, plant.get(v * 3))]);
+                let clauses: Vec<Vec<Lit>> =
+                    cnf.clauses().map(<[Lit]>::to_vec).chain(units).collect();
+                Cnf::from_clauses(cnf.num_vars(), &clauses)
+            } else {
+                cnf
+            };
             let checker = Checker::new(&cnf);
             let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
             for _ in 0..50 {
