@@ -360,8 +360,8 @@ mod tests {
                 delta: Assignment::zeros(cnf.num_vars()),
                 seed: 0,
             };
-            use crate::sampler::work::Workforce;
-            coordinator.run(&[], vec![bad.clone(), bad], &mut |_| Ok(()))
+            use crate::sampler::work::{Demand, Workforce};
+            coordinator.run(&[], vec![bad.clone(), bad], &mut |_| Ok(Demand::More))
         });
         let err = result.unwrap_err().to_string();
         assert!(err.contains("panicked"), "{err}");

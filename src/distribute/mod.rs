@@ -19,7 +19,7 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Solvers;
-use crate::sampler::work::{Deliver, RankReport, Task, Verdict, Worker, Workforce};
+use crate::sampler::work::{Deliver, Demand, RankReport, Task, Verdict, Worker, Workforce};
 use crate::sampler::SampleError;
 use crate::verify::Checker;
 use protocol::{ToCoordinator, ToRank};
@@ -184,8 +184,9 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let mut last_return = vec![Instant::now(); self.ranks.len()];
         let mut next = 0;
         let mut delivered = 0;
+        let mut enough = false;
         loop {
-            if !self.stopping() {
+            if !self.stopping() && !enough {
                 for (rank, held) in pending.iter_mut().enumerate() {
                     while *held < BATCHES_IN_FLIGHT && !queue.is_empty() {
                         let size = self.batch_size(rank, queue.len());
@@ -234,12 +235,15 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             pending[rank] -= 1;
             while let Some(verdict) = verdicts.get_mut(delivered).and_then(Option::take) {
                 delivered += 1;
-                deliver(verdict)?;
+                enough |= deliver(verdict)? == Demand::Enough;
             }
         }
-        // Tasks never sent (the time limit passed, or an interrupt) are skipped.
-        for verdict in verdicts.into_iter().skip(delivered) {
-            deliver(verdict.unwrap_or(Verdict::Skipped))?;
+        // Tasks never sent because the time limit passed, or on an interrupt, are skipped;
+        // those the sampler had no room for are dropped.
+        if !enough {
+            for verdict in verdicts.into_iter().skip(delivered) {
+                deliver(verdict.unwrap_or(Verdict::Skipped))?;
+            }
         }
         Ok(())
     }

@@ -56,9 +56,20 @@ pub enum Verdict {
     Skipped,
 }
 
+/// Whether the sampler wants more verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Demand {
+    /// Go on.
+    More,
+    /// The suite is full: tasks not started are dropped (neither done nor delivered), so a
+    /// run capped by `--max-tests` does not repair candidates it has no room for; those
+    /// already started still deliver.
+    Enough,
+}
+
 /// Receives verdicts in task order; an error (say, the suite's file cannot be written) stops
 /// the work.
-pub type Deliver<'d> = dyn FnMut(Verdict) -> Result<(), SampleError> + 'd;
+pub type Deliver<'d> = dyn FnMut(Verdict) -> Result<Demand, SampleError> + 'd;
 
 /// Runs tasks for the sampler, wherever they run.
 pub trait Workforce {
@@ -154,7 +165,7 @@ impl<'a> Worker<'a> {
         let mut verdicts = Vec::with_capacity(tasks.len());
         self.run_in_order(tasks, &mut |v| {
             verdicts.push(v);
-            Ok(())
+            Ok(Demand::More)
         })
         .expect("collecting verdicts cannot fail");
         verdicts
@@ -164,7 +175,8 @@ impl<'a> Worker<'a> {
     /// in task order as soon as the tasks before it are done. Threads take tasks in index
     /// order (with sessions: the lowest-indexed task of a lane no other thread holds), so
     /// verdicts wait for at most a task per thread; this thread works too and delivers
-    /// between its tasks. After a delivery fails, tasks not started are skipped.
+    /// between its tasks. After a delivery fails or has enough, tasks not started are
+    /// dropped.
     pub fn run_in_order(
         &mut self,
         tasks: &[Task],
@@ -191,10 +203,15 @@ impl<'a> Worker<'a> {
                 timings.push(timing);
                 if outcome.is_ok() {
                     let t = Instant::now();
-                    outcome = deliver(verdict);
+                    let demand = deliver(verdict);
                     delivering += t.elapsed();
-                    if outcome.is_err() {
-                        schedule.stop();
+                    match demand {
+                        Ok(Demand::More) => {}
+                        Ok(Demand::Enough) => schedule.stop(),
+                        Err(e) => {
+                            outcome = Err(e);
+                            schedule.stop();
+                        }
                     }
                 }
             }

@@ -4,7 +4,7 @@
 use super::Snap;
 use crate::assignment::Assignment;
 use crate::sampler::repair::Failure;
-use crate::sampler::work::{Task, Verdict, Workforce};
+use crate::sampler::work::{Demand, Task, Verdict, Workforce};
 use crate::sampler::{derive_seed, Observer, SampleError};
 use std::time::Instant;
 
@@ -71,7 +71,7 @@ impl Snap<'_> {
         samples: &mut Vec<Assignment>,
         first_failure: &mut Option<Failure>,
         observer: &mut dyn Observer,
-    ) -> Result<(), SampleError> {
+    ) -> Result<Demand, SampleError> {
         match verdict {
             Verdict::Completed(done) => {
                 self.note_completion(&done, true);
@@ -93,6 +93,6 @@ impl Snap<'_> {
             }
             Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
         }
-        Ok(())
+        Ok(self.demand())
     }
 }

@@ -16,7 +16,7 @@ use crate::budget::Budget;
 use crate::diversity;
 use crate::metrics::Metrics;
 use crate::sampler::repair::{Completed, Failure, Route};
-use crate::sampler::work::Workforce;
+use crate::sampler::work::{Demand, Workforce};
 use crate::sampler::{
     Observer, PhaseSeconds, Report, RoundStats, SampleError, SolverCalls, StopReason, Suite,
     Throughput,
@@ -190,6 +190,15 @@ impl<'a> Snap<'a> {
         }
         self.merging += started.elapsed();
         Ok(added)
+    }
+
+    /// Verdicts stop being wanted once the suite is full.
+    fn demand(&self) -> Demand {
+        if self.suite.is_full() {
+            Demand::Enough
+        } else {
+            Demand::More
+        }
     }
 
     fn note_completion(&mut self, done: &Completed, purpose_generate: bool) {
@@ -389,6 +398,26 @@ mod tests {
         let (tests, report) = run(&cnf, &config);
         assert_eq!(tests.len(), 25);
         assert_eq!(report.stop, StopReason::MaxTests);
+    }
+
+    /// Once the suite is full, the round's other candidates are not checked nor repaired:
+    /// on one thread the last verdict delivered is the one that filled the suite.
+    #[test]
+    fn a_full_suite_ends_the_round_at_the_candidate_that_filled_it() {
+        let cnf = planted(60, 200, 4);
+        let config = SnapConfig {
+            max_tests: Some(25),
+            ..small_config(2)
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (tests, report) = pool.install(|| run(&cnf, &config));
+        assert_eq!(tests.len(), 25);
+        let last = report.rounds.last().unwrap();
+        assert_eq!(last.round, 1);
+        assert!(last.new_tests == 5 && last.candidates < 20, "{last:?}");
     }
 
     /// With CaDiCaL sessions, the suite depends on the seed, not on the threads: each solver

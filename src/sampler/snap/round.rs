@@ -92,7 +92,7 @@ impl Snap<'_> {
                     self.report.invalid_dropped += 1;
                 }
             }
-            Ok(())
+            Ok(self.demand())
         })?;
         let working = t.elapsed().as_secs_f64();
         self.report.seconds.verify_repair += working;
