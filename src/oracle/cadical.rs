@@ -2,6 +2,7 @@
 //! once per lane; each query sets the phases that changed since the last one, assumes the
 //! literals to keep, and runs under a conflict limit and a terminator that watches the budget.
 
+use super::cores::RecentCores;
 use super::{Answer, Session, SessionBackend};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -30,7 +31,12 @@ struct CadicalSession<'a> {
     open: Vec<u32>,
     /// Per variable: its index in CaDiCaL, or `FORCED`.
     inner: Vec<u32>,
+    /// Cores met so far: a query assuming one is refuted without a call.
+    cores: RecentCores,
 }
+
+/// How many recent cores a session remembers.
+const REMEMBERED_CORES: usize = 64;
 
 /// `CadicalSession::inner` of a forced variable, which CaDiCaL never sees.
 const FORCED: u32 = u32::MAX;
@@ -102,6 +108,7 @@ impl SessionBackend for Cadical {
             forced,
             open,
             inner,
+            cores: RecentCores::new(REMEMBERED_CORES),
         }))
     }
 }
@@ -130,6 +137,10 @@ impl CadicalSession<'_> {
         {
             return Ok(Answer::Refuted(vec![against]));
         }
+        let known = self.cores.refuting(assumptions);
+        if !known.is_empty() {
+            return Ok(Answer::Refuted(known));
+        }
         let assumed: Vec<RsLit> = assumptions
             .iter()
             .filter_map(|&l| inner_lit(&self.inner, l))
@@ -154,13 +165,14 @@ impl CadicalSession<'_> {
                 // rustsat's core is a clause the formula entails: the failed assumptions,
                 // negated.
                 let open = &self.open;
-                Answer::Refuted(
-                    self.solver
-                        .core()?
-                        .into_iter()
-                        .map(|l| literal(open[l.var().idx()] as usize, l.is_neg()))
-                        .collect(),
-                )
+                let core: Vec<Lit> = self
+                    .solver
+                    .core()?
+                    .into_iter()
+                    .map(|l| literal(open[l.var().idx()] as usize, l.is_neg()))
+                    .collect();
+                self.cores.learn(&core);
+                Answer::Refuted(core)
             }
             SolverResult::Interrupted => Answer::Unknown("conflict limit or time limit".into()),
         })
@@ -224,6 +236,40 @@ mod tests {
             session.solve(&[], &Assignment::zeros(unsat.num_vars()), None),
             Answer::Refuted(vec![])
         );
+    }
+
+    /// A core met once refutes later queries that assume it, and only those.
+    #[test]
+    fn a_known_core_refutes_again_and_nothing_else() {
+        // x1 → x2, and ¬x2 ∨ ¬x3: {x1, x3} is refuted whatever else is assumed.
+        let cnf = Cnf::from_clauses(5, &[vec![-1, 2], vec![-2, -3]]);
+        let checker = Checker::new(&cnf);
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let phases = Assignment::zeros(5);
+        let refuted = |answer: Answer| match answer {
+            Answer::Refuted(mut core) => {
+                core.sort();
+                core
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refuted(session.solve(&[1, 3, 4], &phases, None)),
+            vec![1, 3]
+        );
+        assert_eq!(
+            refuted(session.solve(&[5, 3, 1], &phases, None)),
+            vec![1, 3]
+        );
+        for assumptions in [&[1, 4, 5][..], &[3, 4], &[-1, 3, 5]] {
+            match session.solve(assumptions, &phases, None) {
+                Answer::Model(m) => {
+                    assert!(checker.satisfies(&m));
+                    assert!(assumptions.iter().all(|&l| m.satisfies(l)));
+                }
+                other => panic!("{assumptions:?}: {other:?}"),
+            }
+        }
     }
 
     /// CaDiCaL sees only the open variables, renumbered: failed assumptions come back as

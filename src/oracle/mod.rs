@@ -9,6 +9,7 @@
 
 #[cfg(feature = "cadical")]
 pub mod cadical;
+pub mod cores;
 pub mod splr;
 
 pub use self::splr::Splr;
