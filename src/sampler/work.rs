@@ -61,9 +61,9 @@ pub enum Verdict {
 pub enum Demand {
     /// Go on.
     More,
-    /// The suite is full: tasks not started are dropped (neither done nor delivered), so a
-    /// run capped by `--max-tests` does not repair candidates it has no room for; those
-    /// already started still deliver.
+    /// The suite is full: tasks not started (or not sent to a rank) are dropped, neither
+    /// done nor delivered, so a run capped by `--max-tests` does not repair candidates it
+    /// has no room for; those already under way still deliver.
     Enough,
 }
 
@@ -74,8 +74,9 @@ pub type Deliver<'d> = dyn FnMut(Verdict) -> Result<Demand, SampleError> + 'd;
 /// Runs tasks for the sampler, wherever they run.
 pub trait Workforce {
     /// Hands `deliver` one verdict per task, in task order, each as soon as it and those
-    /// before it are done, so that tests reach the suite's file as they are found.
-    /// `centroids` are those `Task::Check` refers to.
+    /// before it are done, so that tests reach the suite's file as they are found; once
+    /// `deliver` has enough, only the tasks already under way follow. `centroids` are those
+    /// `Task::Check` refers to.
     fn run(
         &mut self,
         centroids: &[Assignment],

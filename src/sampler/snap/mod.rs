@@ -420,6 +420,23 @@ mod tests {
         assert!(last.new_tests == 5 && last.candidates < 20, "{last:?}");
     }
 
+    /// A suite of one is full after the first solution: no other is solved.
+    #[test]
+    fn one_test_takes_one_solution() {
+        let cnf = planted(60, 200, 4);
+        let config = SnapConfig {
+            max_tests: Some(1),
+            ..small_config(3)
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (tests, report) = pool.install(|| run(&cnf, &config));
+        assert_eq!(tests.len(), 1);
+        assert_eq!(report.rounds[0].samples, 1);
+    }
+
     /// With CaDiCaL sessions, the suite depends on the seed, not on the threads: each solver
     /// lane's session sees its tasks in the same order however many threads share them.
     #[cfg(feature = "cadical")]
