@@ -400,20 +400,25 @@ mod tests {
         assert_eq!(report.stop, StopReason::MaxTests);
     }
 
-    /// Once the suite is full, the round's other candidates are not checked nor repaired:
-    /// on one thread the last verdict delivered is the one that filled the suite.
-    #[test]
-    fn a_full_suite_ends_the_round_at_the_candidate_that_filled_it() {
+    /// A run on one thread capped at `max_tests`: every verdict arrives as its task ends.
+    fn capped_on_one_thread(max_tests: usize, seed: u64) -> (Vec<Assignment>, Report) {
         let cnf = planted(60, 200, 4);
         let config = SnapConfig {
-            max_tests: Some(25),
-            ..small_config(2)
+            max_tests: Some(max_tests),
+            ..small_config(seed)
         };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap();
-        let (tests, report) = pool.install(|| run(&cnf, &config));
+        pool.install(|| run(&cnf, &config))
+    }
+
+    /// Once the suite is full, the round's other candidates are not checked nor repaired:
+    /// on one thread the last verdict delivered is the one that filled the suite.
+    #[test]
+    fn a_full_suite_ends_the_round_at_the_candidate_that_filled_it() {
+        let (tests, report) = capped_on_one_thread(25, 2);
         assert_eq!(tests.len(), 25);
         let last = report.rounds.last().unwrap();
         assert_eq!(last.round, 1);
@@ -423,16 +428,7 @@ mod tests {
     /// A suite of one is full after the first solution: no other is solved.
     #[test]
     fn one_test_takes_one_solution() {
-        let cnf = planted(60, 200, 4);
-        let config = SnapConfig {
-            max_tests: Some(1),
-            ..small_config(3)
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let (tests, report) = pool.install(|| run(&cnf, &config));
+        let (tests, report) = capped_on_one_thread(1, 3);
         assert_eq!(tests.len(), 1);
         assert_eq!(report.rounds[0].samples, 1);
     }
