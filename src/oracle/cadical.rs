@@ -3,7 +3,7 @@
 //! literals to keep, and runs under a conflict limit and a terminator that watches the budget.
 
 use super::cores::RecentCores;
-use super::{Answer, Session, SessionBackend};
+use super::{Answer, Session, SessionBackend, Steering};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
@@ -22,6 +22,9 @@ struct CadicalSession<'a> {
     solver: CaDiCaL<'a, 'static>,
     /// The phases set so far (all false at first), so that a query sets only those that changed.
     phases: Assignment,
+    /// Some variables are unphased (a query steered only some): the next query steering all
+    /// sets every phase again.
+    loose: bool,
     /// What every model has in common: the values unit clauses and their propagation force.
     forced: Assignment,
     /// The variables they leave open, in order: CaDiCaL's variable `i` is `open[i]`. Only
@@ -105,6 +108,7 @@ impl SessionBackend for Cadical {
         Ok(Box::new(CadicalSession {
             solver,
             phases: Assignment::zeros(cnf.num_vars()),
+            loose: false,
             forced,
             open,
             inner,
@@ -114,20 +118,46 @@ impl SessionBackend for Cadical {
 }
 
 impl CadicalSession<'_> {
-    fn set_phases(&mut self, phases: &Assignment) -> anyhow::Result<()> {
-        for v in self.phases.xor(phases).ones() {
-            if let Some(lit) = inner_lit(&self.inner, literal(v, phases.get(v))) {
-                self.solver.phase_lit(lit)?;
+    fn set_phases(&mut self, phases: &Assignment, steering: Steering) -> anyhow::Result<()> {
+        match steering {
+            Steering::All if !self.loose => {
+                for v in self.phases.xor(phases).ones() {
+                    self.phase(v, phases.get(v))?;
+                }
+            }
+            Steering::All => {
+                for v in 0..phases.len() {
+                    self.phase(v, phases.get(v))?;
+                }
+                self.loose = false;
+            }
+            Steering::Only(steered) => {
+                for i in 0..self.open.len() {
+                    self.solver.unphase_var(Var::new(i as u32))?;
+                }
+                for &v in steered {
+                    self.phase(v, phases.get(v))?;
+                }
+                self.loose = true;
             }
         }
         self.phases.clone_from(phases);
         Ok(())
     }
 
+    /// Decide `v` first as `value` (nothing for a forced variable).
+    fn phase(&mut self, v: usize, value: bool) -> anyhow::Result<()> {
+        match inner_lit(&self.inner, literal(v, value)) {
+            Some(lit) => self.solver.phase_lit(lit),
+            None => Ok(()),
+        }
+    }
+
     fn query(
         &mut self,
         assumptions: &[Lit],
         phases: &Assignment,
+        steering: Steering,
         conflicts: Option<u32>,
     ) -> anyhow::Result<Answer> {
         // An assumption against a forced value fails on its own; one that agrees holds.
@@ -145,7 +175,7 @@ impl CadicalSession<'_> {
             .iter()
             .filter_map(|&l| inner_lit(&self.inner, l))
             .collect();
-        self.set_phases(phases)?;
+        self.set_phases(phases, steering)?;
         self.solver.limit_conflicts(conflicts)?;
         Ok(match self.solver.solve_assumps(&assumed)? {
             SolverResult::Sat => {
@@ -184,9 +214,10 @@ impl Session for CadicalSession<'_> {
         &mut self,
         assumptions: &[Lit],
         phases: &Assignment,
+        steering: Steering,
         conflicts: Option<u32>,
     ) -> Answer {
-        self.query(assumptions, phases, conflicts)
+        self.query(assumptions, phases, steering, conflicts)
             .unwrap_or_else(|e| Answer::Unknown(format!("cadical: {e}")))
     }
 }
@@ -205,14 +236,14 @@ mod tests {
         let checker = Checker::new(&cnf);
         let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
         let phases = Assignment::from_bit_string("1010").unwrap();
-        match session.solve(&[], &phases, None) {
+        match session.solve(&[], &phases, Steering::All, None) {
             Answer::Model(m) => {
                 assert!(checker.satisfies(&m));
                 assert_eq!(m, phases, "an exact model given as phases comes back");
             }
             other => panic!("{other:?}"),
         }
-        match session.solve(&[2], &phases, None) {
+        match session.solve(&[2], &phases, Steering::All, None) {
             Answer::Model(m) => assert!(checker.satisfies(&m) && m.get(1)),
             other => panic!("{other:?}"),
         }
@@ -223,7 +254,7 @@ mod tests {
         // x1 → x2, and ¬x2 ∨ ¬x3: assuming x1, x3 and x4 fails on {x1, x3} alone.
         let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-2, -3]]);
         let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
-        match session.solve(&[1, 3, 4], &Assignment::zeros(4), None) {
+        match session.solve(&[1, 3, 4], &Assignment::zeros(4), Steering::All, None) {
             Answer::Refuted(mut core) => {
                 core.sort();
                 assert_eq!(core, vec![1, 3]);
@@ -233,7 +264,12 @@ mod tests {
         let unsat = crate::testing::unsatisfiable();
         let mut session = Cadical.open(&unsat, Budget::unlimited()).unwrap();
         assert_eq!(
-            session.solve(&[], &Assignment::zeros(unsat.num_vars()), None),
+            session.solve(
+                &[],
+                &Assignment::zeros(unsat.num_vars()),
+                Steering::All,
+                None
+            ),
             Answer::Refuted(vec![])
         );
     }
@@ -254,15 +290,15 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(
-            refuted(session.solve(&[1, 3, 4], &phases, None)),
+            refuted(session.solve(&[1, 3, 4], &phases, Steering::All, None)),
             vec![1, 3]
         );
         assert_eq!(
-            refuted(session.solve(&[5, 3, 1], &phases, None)),
+            refuted(session.solve(&[5, 3, 1], &phases, Steering::All, None)),
             vec![1, 3]
         );
         for assumptions in [&[1, 4, 5][..], &[3, 4], &[-1, 3, 5]] {
-            match session.solve(assumptions, &phases, None) {
+            match session.solve(assumptions, &phases, Steering::All, None) {
                 Answer::Model(m) => {
                     assert!(checker.satisfies(&m));
                     assert!(assumptions.iter().all(|&l| m.satisfies(l)));
@@ -270,6 +306,25 @@ mod tests {
                 other => panic!("{assumptions:?}: {other:?}"),
             }
         }
+    }
+
+    /// Steering some variables leaves the others to CaDiCaL's own phases (the last model's
+    /// here), and steering all afterwards sets every phase again, not only those that changed.
+    #[test]
+    fn steering_some_variables_frees_the_rest_until_all_are_steered_again() {
+        // 0000, 0111 and 1111 are models.
+        let cnf = Cnf::from_clauses(4, &[vec![1, 2, -3], vec![3, 4, -1]]);
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let model = |session: &mut Box<dyn Session + '_>, phases: &str, steering| {
+            let phases = Assignment::from_bit_string(phases).unwrap();
+            match session.solve(&[], &phases, steering, None) {
+                Answer::Model(m) => m.to_bit_string(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(model(&mut session, "1111", Steering::All), "1111");
+        assert_eq!(model(&mut session, "0000", Steering::Only(&[0])), "0111");
+        assert_eq!(model(&mut session, "0000", Steering::All), "0000");
     }
 
     /// CaDiCaL sees only the open variables, renumbered: failed assumptions come back as
@@ -280,7 +335,7 @@ mod tests {
         let cnf = Cnf::from_clauses(4, &[vec![1], vec![-1, -2, 3], vec![-3, -4]]);
         let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
         let phases = Assignment::zeros(4);
-        match session.solve(&[1, 2, 4], &phases, None) {
+        match session.solve(&[1, 2, 4], &phases, Steering::All, None) {
             Answer::Refuted(mut core) => {
                 core.sort();
                 assert_eq!(core, vec![2, 4]);
@@ -288,10 +343,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            session.solve(&[2, -1], &phases, None),
+            session.solve(&[2, -1], &phases, Steering::All, None),
             Answer::Refuted(vec![-1])
         );
-        match session.solve(&[1, 4], &phases, None) {
+        match session.solve(&[1, 4], &phases, Steering::All, None) {
             Answer::Model(m) => assert_eq!(m.to_bit_string(), "1001"),
             other => panic!("{other:?}"),
         }
@@ -310,7 +365,7 @@ mod tests {
         let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
         for phases in ["00000", "00111", "00101"] {
             let phases = Assignment::from_bit_string(phases).unwrap();
-            match session.solve(&[], &phases, None) {
+            match session.solve(&[], &phases, Steering::All, None) {
                 Answer::Model(m) => {
                     assert!(checker.satisfies(&m));
                     assert_eq!(m.to_bit_string()[2..], phases.to_bit_string()[2..]);
@@ -321,7 +376,7 @@ mod tests {
         let contradicting = Cnf::from_clauses(2, &[vec![1], vec![-1, 2], vec![-2]]);
         let mut session = Cadical.open(&contradicting, Budget::unlimited()).unwrap();
         assert!(matches!(
-            session.solve(&[], &Assignment::zeros(2), None),
+            session.solve(&[], &Assignment::zeros(2), Steering::All, None),
             Answer::Refuted(_)
         ));
     }
@@ -356,7 +411,7 @@ mod tests {
                         crate::formula::literal(v, plant.get(v))
                     })
                     .collect();
-                match session.solve(&assumptions, &phases, None) {
+                match session.solve(&assumptions, &phases, Steering::All, None) {
                     Answer::Model(m) => {
                         assert!(checker.satisfies(&m));
                         assert!(assumptions.iter().all(|&l| m.satisfies(l)));

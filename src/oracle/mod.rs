@@ -62,13 +62,31 @@ pub enum Answer {
     Unknown(String),
 }
 
+/// Which variables a session query's phases steer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steering<'p> {
+    /// Every variable is decided first as the phases give it.
+    All,
+    /// Only these variables (from 0); the solver decides the others its own way, as it last
+    /// left them. Phases on every variable can force a search far from any model (a fresh
+    /// solution of karatsuba.sk_7_41 took seconds); phases on the independent support alone
+    /// still vary what the tests are made of.
+    Only(&'p [usize]),
+}
+
 /// A formula loaded once, answering many queries: one per solver lane, used by one thread at
 /// a time.
 pub trait Session: Send {
-    /// A model with every literal of `assumptions` true, deciding each variable first as
-    /// `phases` gives it, within `conflicts` (no limit when `None`) and the session's budget.
-    fn solve(&mut self, assumptions: &[Lit], phases: &Assignment, conflicts: Option<u32>)
-        -> Answer;
+    /// A model with every literal of `assumptions` true, deciding each variable `steering`
+    /// names first as `phases` gives it, within `conflicts` (no limit when `None`) and the
+    /// session's budget.
+    fn solve(
+        &mut self,
+        assumptions: &[Lit],
+        phases: &Assignment,
+        steering: Steering,
+        conflicts: Option<u32>,
+    ) -> Answer;
 }
 
 /// The solvers of a run: the oracle for one-shot questions and, when chosen, the backend

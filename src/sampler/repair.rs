@@ -8,7 +8,7 @@
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
-use crate::oracle::{Answer, Oracle, Outcome, Query, Session};
+use crate::oracle::{Answer, Oracle, Outcome, Query, Session, Steering};
 use crate::propagate::{LiteralOccurrences, Propagator};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
@@ -153,7 +153,10 @@ impl<'a> Completer<'a> {
         unreachable!("the last budget is the time remaining")
     }
 
-    /// A model near `preferred` from a session, under escalating conflict limits.
+    /// A model near `preferred` from a session, under escalating conflict limits. Past the
+    /// first limit, `preferred` steers only the independent support (where the formula names
+    /// one): random phases on every variable can hold the search far from any model, and a
+    /// fresh solution of karatsuba.sk_7_41 took seconds to minutes.
     fn fresh_in_session(
         &self,
         session: &mut dyn Session,
@@ -165,7 +168,12 @@ impl<'a> Completer<'a> {
             if self.expired() {
                 break;
             }
-            match session.solve(&[], preferred, limit) {
+            let steering = if calls > 1 && self.projection.len() < self.cnf.num_vars() {
+                Steering::Only(&self.projection)
+            } else {
+                Steering::All
+            };
+            match session.solve(&[], preferred, steering, limit) {
                 Answer::Model(test) => return Ok(Self::solved(test, calls)),
                 Answer::Refuted(_) => return Err(Failure::Unsat),
                 Answer::Unknown(reason) => why = reason,
@@ -268,7 +276,7 @@ impl<'a> Completer<'a> {
                 return Err(Failure::Unknown("time limit reached".into()));
             }
             solver_calls += 1;
-            match session.solve(&kept, candidate, Some(SESSION_CONFLICTS[0])) {
+            match session.solve(&kept, candidate, Steering::All, Some(SESSION_CONFLICTS[0])) {
                 Answer::Model(test) => {
                     let mut done = Self::solved(test, solver_calls);
                     done.kept = kept.len();
@@ -438,6 +446,59 @@ mod tests {
             .inspect(|t| assert!(checker.satisfies(t)))
             .collect();
         assert!(tests.len() > 5);
+    }
+
+    /// A session that gives up on its first query and then answers `model`, noting how each
+    /// query was steered.
+    struct GivesUpOnce {
+        model: Assignment,
+        steered: Vec<Option<Vec<usize>>>,
+    }
+
+    impl Session for GivesUpOnce {
+        fn solve(
+            &mut self,
+            _: &[Lit],
+            _: &Assignment,
+            steering: Steering,
+            _: Option<u32>,
+        ) -> Answer {
+            self.steered.push(match steering {
+                Steering::All => None,
+                Steering::Only(vars) => Some(vars.to_vec()),
+            });
+            if self.steered.len() == 1 {
+                Answer::Unknown("conflict limit".into())
+            } else {
+                Answer::Model(self.model.clone())
+            }
+        }
+    }
+
+    /// A fresh solution's phases steer every variable at first; once that search gives up,
+    /// only the independent support (where the formula names one).
+    #[test]
+    fn a_fresh_solution_that_gives_up_is_steered_on_the_support_alone() {
+        for support in [vec![], vec![1, 4]] {
+            let mut cnf = chain();
+            cnf.set_independent_support(support.clone());
+            let checker = Checker::new(&cnf);
+            let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+            let mut prop = completer.propagator();
+            let mut session = GivesUpOnce {
+                model: Assignment::from_bit_string("11100").unwrap(),
+                steered: Vec::new(),
+            };
+            let done = completer.fresh(&mut prop, Some(&mut session), 3).unwrap();
+            assert_eq!(done.test.to_bit_string(), "11100");
+            assert_eq!(done.solver_calls, 2);
+            let expected = if support.is_empty() {
+                None
+            } else {
+                Some(vec![0, 3])
+            };
+            assert_eq!(session.steered, vec![None, expected]);
+        }
     }
 
     #[test]
