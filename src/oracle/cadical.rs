@@ -22,9 +22,13 @@ struct CadicalSession<'a> {
     solver: CaDiCaL<'a, 'static>,
     /// The phases set so far (all false at first), so that a query sets only those that changed.
     phases: Assignment,
-    /// Some variables are unphased (a query steered only some): the next query steering all
-    /// sets every phase again.
+    /// Some variables are unphased (a query steered only some, before any model): the next
+    /// query sets every phase again.
     loose: bool,
+    /// The last model found: what variables a query does not steer are phased to. CaDiCaL's
+    /// own saved phases would be those of the query before, which gave up under random
+    /// phases when a fresh solution escalates.
+    last_model: Option<Assignment>,
     /// What every model has in common: the values unit clauses and their propagation force.
     forced: Assignment,
     /// The variables they leave open, in order: CaDiCaL's variable `i` is `open[i]`. Only
@@ -109,6 +113,7 @@ impl SessionBackend for Cadical {
             solver,
             phases: Assignment::zeros(cnf.num_vars()),
             loose: false,
+            last_model: None,
             forced,
             open,
             inner,
@@ -119,29 +124,41 @@ impl SessionBackend for Cadical {
 
 impl CadicalSession<'_> {
     fn set_phases(&mut self, phases: &Assignment, steering: Steering) -> anyhow::Result<()> {
-        match steering {
-            Steering::All if !self.loose => {
-                for v in self.phases.xor(phases).ones() {
-                    self.phase(v, phases.get(v))?;
-                }
+        let steered = match steering {
+            Steering::All => return self.steer(phases),
+            Steering::Only(steered) => steered,
+        };
+        if let Some(mut target) = self.last_model.clone() {
+            for &v in steered {
+                target.set(v, phases.get(v));
             }
-            Steering::All => {
-                for v in 0..phases.len() {
-                    self.phase(v, phases.get(v))?;
-                }
-                self.loose = false;
-            }
-            Steering::Only(steered) => {
-                for i in 0..self.open.len() {
-                    self.solver.unphase_var(Var::new(i as u32))?;
-                }
-                for &v in steered {
-                    self.phase(v, phases.get(v))?;
-                }
-                self.loose = true;
-            }
+            return self.steer(&target);
+        }
+        for i in 0..self.open.len() {
+            self.solver.unphase_var(Var::new(i as u32))?;
+        }
+        for &v in steered {
+            self.phase(v, phases.get(v))?;
         }
         self.phases.clone_from(phases);
+        self.loose = true;
+        Ok(())
+    }
+
+    /// Phases every variable as `target` has it: those that changed since the last query, or
+    /// all of them after a loose one.
+    fn steer(&mut self, target: &Assignment) -> anyhow::Result<()> {
+        if self.loose {
+            for v in 0..target.len() {
+                self.phase(v, target.get(v))?;
+            }
+            self.loose = false;
+        } else {
+            for v in self.phases.xor(target).ones() {
+                self.phase(v, target.get(v))?;
+            }
+        }
+        self.phases.clone_from(target);
         Ok(())
     }
 
@@ -189,6 +206,7 @@ impl CadicalSession<'_> {
                     };
                     model.set(v as usize, value);
                 }
+                self.last_model = Some(model.clone());
                 Answer::Model(model)
             }
             SolverResult::Unsat => {
@@ -308,13 +326,13 @@ mod tests {
         }
     }
 
-    /// Steering some variables leaves the others to CaDiCaL's own phases (the last model's
-    /// here), and steering all afterwards sets every phase again, not only those that changed.
+    /// Variables a query does not steer are phased as in the last model, or left to CaDiCaL
+    /// before there is one; steering all afterwards sets every phase, not only those that
+    /// changed.
     #[test]
-    fn steering_some_variables_frees_the_rest_until_all_are_steered_again() {
+    fn unsteered_variables_follow_the_last_model() {
         // 0000, 0111 and 1111 are models.
         let cnf = Cnf::from_clauses(4, &[vec![1, 2, -3], vec![3, 4, -1]]);
-        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
         let model = |session: &mut Box<dyn Session + '_>, phases: &str, steering| {
             let phases = Assignment::from_bit_string(phases).unwrap();
             match session.solve(&[], &phases, steering, None) {
@@ -322,8 +340,14 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         };
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
         assert_eq!(model(&mut session, "1111", Steering::All), "1111");
         assert_eq!(model(&mut session, "0000", Steering::Only(&[0])), "0111");
+        assert_eq!(model(&mut session, "0000", Steering::All), "0000");
+        assert_eq!(model(&mut session, "1111", Steering::Only(&[3])), "0001");
+        // Before any model the others are CaDiCaL's to decide, until all are steered again.
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        assert!(model(&mut session, "0000", Steering::Only(&[0])).starts_with('0'));
         assert_eq!(model(&mut session, "0000", Steering::All), "0000");
     }
 

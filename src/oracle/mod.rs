@@ -67,10 +67,10 @@ pub enum Answer {
 pub enum Steering<'p> {
     /// Every variable is decided first as the phases give it.
     All,
-    /// Only these variables (from 0); the solver decides the others its own way, as it last
-    /// left them. Phases on every variable can force a search far from any model (a fresh
-    /// solution of karatsuba.sk_7_41 took seconds); phases on the independent support alone
-    /// still vary what the tests are made of.
+    /// Only these variables (from 0); the others are decided first as in the session's last
+    /// model (before any, as the solver chooses). Random phases on every variable can hold
+    /// the search far from any model (a fresh solution of karatsuba.sk_7_41 took seconds);
+    /// random phases on the independent support alone still vary what the tests are made of.
     Only(&'p [usize]),
 }
 
