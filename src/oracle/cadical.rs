@@ -40,6 +40,8 @@ struct CadicalSession<'a> {
     inner: Vec<u32>,
     /// Cores met so far: a query assuming one is refuted without a call.
     cores: RecentCores,
+    /// Queries that reached CaDiCaL.
+    calls: u64,
 }
 
 /// How many recent cores a session remembers.
@@ -118,6 +120,7 @@ impl SessionBackend for Cadical {
             open,
             inner,
             cores: RecentCores::new(REMEMBERED_CORES),
+            calls: 0,
         }))
     }
 }
@@ -194,6 +197,7 @@ impl CadicalSession<'_> {
             .collect();
         self.set_phases(phases, steering)?;
         self.solver.limit_conflicts(conflicts)?;
+        self.calls += 1;
         Ok(match self.solver.solve_assumps(&assumed)? {
             SolverResult::Sat => {
                 let mut model = self.forced.clone();
@@ -237,6 +241,10 @@ impl Session for CadicalSession<'_> {
     ) -> Answer {
         self.query(assumptions, phases, steering, conflicts)
             .unwrap_or_else(|e| Answer::Unknown(format!("cadical: {e}")))
+    }
+
+    fn solver_calls(&self) -> u64 {
+        self.calls
     }
 }
 

@@ -87,6 +87,10 @@ pub trait Session: Send {
         steering: Steering,
         conflicts: Option<u32>,
     ) -> Answer;
+
+    /// Queries that reached the solver so far; one answered from what the session remembers
+    /// (a known core) did not.
+    fn solver_calls(&self) -> u64;
 }
 
 /// The solvers of a run: the oracle for one-shot questions and, when chosen, the backend

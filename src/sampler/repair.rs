@@ -164,17 +164,21 @@ impl<'a> Completer<'a> {
     ) -> Result<Completed, Failure> {
         let limits = SESSION_CONFLICTS.iter().map(|&c| Some(c)).chain([None]);
         let mut why = String::from("time limit reached");
-        for (calls, limit) in (1..).zip(limits) {
+        let calls_before = session.solver_calls();
+        for (attempt, limit) in limits.enumerate() {
             if self.expired() {
                 break;
             }
-            let steering = if calls > 1 && self.projection.len() < self.cnf.num_vars() {
+            let steering = if attempt > 0 && self.projection.len() < self.cnf.num_vars() {
                 Steering::Only(&self.projection)
             } else {
                 Steering::All
             };
             match session.solve(&[], preferred, steering, limit) {
-                Answer::Model(test) => return Ok(Self::solved(test, calls)),
+                Answer::Model(test) => {
+                    let calls = session.solver_calls() - calls_before;
+                    return Ok(Self::solved(test, calls));
+                }
                 Answer::Refuted(_) => return Err(Failure::Unsat),
                 Answer::Unknown(reason) => why = reason,
             }
@@ -184,11 +188,11 @@ impl<'a> Completer<'a> {
 
     /// A session's model as a completed test (checked against every clause where it joins a
     /// suite).
-    fn solved(test: Assignment, solver_calls: u32) -> Completed {
+    fn solved(test: Assignment, solver_calls: u64) -> Completed {
         Completed {
             test,
             route: Route::Solver,
-            solver_calls,
+            solver_calls: solver_calls as u32,
             kept: 0,
             fresh: false,
         }
@@ -270,15 +274,14 @@ impl<'a> Completer<'a> {
         candidate: &Assignment,
         mut kept: Vec<Lit>,
     ) -> Result<Completed, Failure> {
-        let mut solver_calls = 0;
+        let calls_before = session.solver_calls();
         for _ in 0..MAX_SESSION_ATTEMPTS {
             if self.expired() {
                 return Err(Failure::Unknown("time limit reached".into()));
             }
-            solver_calls += 1;
             match session.solve(&kept, candidate, Steering::All, Some(SESSION_CONFLICTS[0])) {
                 Answer::Model(test) => {
-                    let mut done = Self::solved(test, solver_calls);
+                    let mut done = Self::solved(test, session.solver_calls() - calls_before);
                     done.kept = kept.len();
                     return Ok(done);
                 }
@@ -289,7 +292,7 @@ impl<'a> Completer<'a> {
             }
         }
         let mut done = self.fresh_in_session(session, candidate)?;
-        done.solver_calls += solver_calls;
+        done.solver_calls = (session.solver_calls() - calls_before) as u32;
         done.fresh = true;
         Ok(done)
     }
@@ -456,6 +459,10 @@ mod tests {
     }
 
     impl Session for GivesUpOnce {
+        fn solver_calls(&self) -> u64 {
+            self.steered.len() as u64
+        }
+
         fn solve(
             &mut self,
             _: &[Lit],
@@ -499,6 +506,32 @@ mod tests {
             };
             assert_eq!(session.steered, vec![None, expected]);
         }
+    }
+
+    /// A query refuted from the session's remembered cores is not a solver call.
+    #[cfg(feature = "cadical")]
+    #[test]
+    fn a_refutation_from_memory_is_not_counted_as_a_solver_call() {
+        use crate::oracle::{cadical::Cadical, SessionBackend};
+        // x1 → x2 → x3, ¬x3 ∨ ¬x4: keeping x1 and x4 fails on both, and the retry keeps none.
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut prop = completer.propagator();
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let candidate = Assignment::from_bit_string("10010").unwrap();
+        let delta = Assignment::from_bit_string("10010").unwrap();
+        let mut repair = || {
+            completer
+                .repair(&mut prop, Some(session.as_mut()), &candidate, &delta, 1)
+                .unwrap()
+        };
+        let first = repair();
+        assert!(checker.satisfies(&first.test));
+        assert_eq!(first.solver_calls, 2, "refuted, then solved");
+        let again = repair();
+        assert!(checker.satisfies(&again.test));
+        assert_eq!(again.solver_calls, 1, "refuted from memory, then solved");
     }
 
     #[test]

@@ -92,7 +92,8 @@ pub struct PhaseSeconds {
 pub struct SolverCalls {
     /// Calls for initial solutions.
     pub generate: u64,
-    /// Calls for repairs (a repair may take several).
+    /// Calls for repairs (a repair may take several; a session query refuted from a
+    /// remembered core is not a call).
     pub repair: u64,
 }
 
