@@ -33,7 +33,8 @@ const REPAIR_CONFLICTS: u32 = 2_000;
 /// under random phases on every variable, the others steered on the independent support. A
 /// short first search suffices on every formula that needs no steering (seed 1 of the 29
 /// case studies: 6 ever escalate) and wastes little on those that do (karatsuba.sk_7_41:
-/// 797 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 725 against 675).
+/// 782 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 699 against 675:
+/// `results/engine-hard-session8`).
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// How often a session repair frees the failed kept bits and asks again.
 const MAX_SESSION_ATTEMPTS: usize = 8;
