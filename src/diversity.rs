@@ -599,7 +599,12 @@ mod tests {
 /// `O(m²)`. Above [`PairwiseCoverage::MAX_VARS`] variables an evenly spaced subset is tracked.
 pub struct PairwiseCoverage {
     vars: Vec<usize>,
-    covered: Vec<u64>,
+    /// Row `(2a + b)·m + i`, a bitset over `j`: pair `(i, j)`, `i < j`, was seen with values
+    /// `(a, b)`. A test then marks its pairs a row of words at a time, not a pair at a time:
+    /// pair by pair, 512 variables cost the coordinator 4% of a run on s38417_3_2.
+    rows: Vec<u64>,
+    /// Words in a row.
+    words: usize,
     count: u64,
 }
 
@@ -617,31 +622,41 @@ impl PairwiseCoverage {
         } else {
             vars.to_vec()
         };
-        let combos = 4 * vars.len() * vars.len().saturating_sub(1) / 2;
+        let words = vars.len().div_ceil(64);
         PairwiseCoverage {
+            rows: vec![0; 4 * vars.len() * words],
             vars,
-            covered: vec![0; combos.div_ceil(64)],
+            words,
             count: 0,
         }
     }
 
     /// A test joins: its value pairs are marked covered.
     pub fn add(&mut self, test: &Assignment) {
-        let values: Vec<usize> = self
-            .vars
-            .iter()
-            .map(|&v| usize::from(test.get(v)))
-            .collect();
-        let mut pair = 0;
-        for i in 0..values.len() {
-            for j in i + 1..values.len() {
-                let bit = 4 * pair + 2 * values[i] + values[j];
-                let (word, mask) = (bit / 64, 1u64 << (bit % 64));
-                if self.covered[word] & mask == 0 {
-                    self.covered[word] |= mask;
-                    self.count += 1;
+        let (m, words) = (self.vars.len(), self.words);
+        let mut ones = vec![0u64; words];
+        for (j, &v) in self.vars.iter().enumerate() {
+            ones[j / 64] |= u64::from(test.get(v)) << (j % 64);
+        }
+        // The last word's bits past the `m` variables stand for no partner.
+        let last_word = (!0u64) >> ((64 - m % 64) % 64);
+        for i in 0..m {
+            let a = (ones[i / 64] >> (i % 64)) & 1;
+            // Only the partners after `i`.
+            let after_i = (!0u64).checked_shl((i % 64) as u32 + 1).unwrap_or(0);
+            for b in 0..2 {
+                let row = &mut self.rows[((2 * a as usize + b) * m + i) * words..][..words];
+                for (w, (cell, &one)) in row.iter_mut().zip(&ones).enumerate().skip(i / 64) {
+                    let mut seen = if b == 1 { one } else { !one };
+                    if w == i / 64 {
+                        seen &= after_i;
+                    }
+                    if w == words - 1 {
+                        seen &= last_word;
+                    }
+                    self.count += u64::from((seen & !*cell).count_ones());
+                    *cell |= seen;
                 }
-                pair += 1;
             }
         }
     }
@@ -673,6 +688,35 @@ mod coverage_tests {
         c.add(&Assignment::from_bit_string("01").unwrap());
         c.add(&Assignment::from_bit_string("10").unwrap());
         assert_eq!(c.fraction(), 1.0);
+    }
+
+    /// Across word boundaries, the count is that of the definition: distinct
+    /// `(i, j, a, b)` with `i < j` over the tests so far.
+    #[test]
+    fn coverage_matches_the_definition_on_wide_tests() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let vars: Vec<usize> = (0..150).step_by(2).collect();
+        let mut coverage = PairwiseCoverage::new(&vars);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..40 {
+            // Mostly zeros, so that the counts grow slowly and stay far from full.
+            let bits: String = (0..150)
+                .map(|_| if rng.gen_bool(0.1) { '1' } else { '0' })
+                .collect();
+            let test = Assignment::from_bit_string(&bits).unwrap();
+            coverage.add(&test);
+            for (i, &u) in vars.iter().enumerate() {
+                for &v in &vars[i + 1..] {
+                    seen.insert((u, v, test.get(u), test.get(v)));
+                }
+            }
+            let m = vars.len() as f64;
+            assert_eq!(
+                coverage.fraction(),
+                seen.len() as f64 / (2.0 * m * (m - 1.0))
+            );
+        }
     }
 }
 
