@@ -41,7 +41,7 @@ impl<W: Write> TestWriter<W> {
         self.line.clear();
         match self.format {
             TestFormat::Dimacs => test.write_dimacs_line(&mut self.line),
-            TestFormat::Bits => self.line.extend_from_slice(test.to_bit_string().as_bytes()),
+            TestFormat::Bits => test.write_bits(&mut self.line),
         }
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;
