@@ -256,9 +256,9 @@ struct Removal {
 /// stream of the suite *without* it (for the denominator); the stride starts at 1 and doubles
 /// (dropping every other stream) whenever more than `max_removals` streams would be kept. A
 /// removal's stream is compressed until deflate's window has forgotten the removed test
-/// ([`FORGOTTEN_AFTER`]); from then on `C(X \ {x})` is the whole's length plus the offset
-/// measured there, so past the first few hundred KiB a test is compressed about once, not
-/// once per stream. Up to `max_removals` tests and 32 KiB this is exactly Eq. 2 (and equal
+/// (32 KiB and one longest match later); from then on `C(X \ {x})` is the whole's length
+/// plus the offset measured there, so past the first few hundred KiB a test is compressed
+/// about once, not once per stream. Up to `max_removals` tests and 32 KiB this is exactly Eq. 2 (and equal
 /// to [`suite_ncd`]); beyond, the extremes are over evenly spaced tests from the first on, as
 /// [`ncd_terms`] samples removals, and the value stays within 0.005 of Eq. 2 (tests check it
 /// against the exact value). Compressing every test alone costs little in bytes, but each
