@@ -39,6 +39,11 @@ const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// How often a session repair frees the failed kept bits and asks again.
 const MAX_SESSION_ATTEMPTS: usize = 8;
 
+/// Queries of `session` that reached its solver since it had made `before`.
+fn calls_since(session: &dyn Session, before: u64) -> u32 {
+    u32::try_from(session.solver_calls() - before).unwrap_or(u32::MAX)
+}
+
 /// How a test was completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Route {
@@ -182,8 +187,7 @@ impl<'a> Completer<'a> {
             };
             match session.solve(&[], preferred, steering, limit) {
                 Answer::Model(test) => {
-                    let calls = session.solver_calls() - calls_before;
-                    return Ok(Self::solved(test, calls));
+                    return Ok(Self::solved(test, calls_since(session, calls_before)))
                 }
                 Answer::Refuted(_) => return Err(Failure::Unsat),
                 Answer::Unknown(reason) => why = reason,
@@ -194,11 +198,11 @@ impl<'a> Completer<'a> {
 
     /// A session's model as a completed test (checked against every clause where it joins a
     /// suite).
-    fn solved(test: Assignment, solver_calls: u64) -> Completed {
+    fn solved(test: Assignment, solver_calls: u32) -> Completed {
         Completed {
             test,
             route: Route::Solver,
-            solver_calls: solver_calls as u32,
+            solver_calls,
             kept: 0,
             fresh: false,
         }
@@ -287,7 +291,7 @@ impl<'a> Completer<'a> {
             }
             match session.solve(&kept, candidate, Steering::All, Some(REPAIR_CONFLICTS)) {
                 Answer::Model(test) => {
-                    let mut done = Self::solved(test, session.solver_calls() - calls_before);
+                    let mut done = Self::solved(test, calls_since(session, calls_before));
                     done.kept = kept.len();
                     return Ok(done);
                 }
@@ -298,7 +302,7 @@ impl<'a> Completer<'a> {
             }
         }
         let mut done = self.fresh_in_session(session, candidate)?;
-        done.solver_calls = (session.solver_calls() - calls_before) as u32;
+        done.solver_calls = calls_since(session, calls_before);
         done.fresh = true;
         Ok(done)
     }
