@@ -358,8 +358,7 @@ impl Completer<'_> {
     /// propagation and greedy decisions along `test` (the completion QuickSampler's outputs
     /// get); `None` when the support values contradict the formula or greedy decisions fail.
     fn extend_support(&self, prop: &mut Propagator, test: &Assignment) -> Option<Assignment> {
-        prop.reset();
-        prop.assign_units().ok()?;
+        prop.reset_to_units().ok()?;
         for &v in &self.projection {
             prop.assign(literal(v, test.get(v))).ok()?;
         }

@@ -319,8 +319,7 @@ impl<'a> Completer<'a> {
         seed: u64,
         solver_time: Option<Duration>,
     ) -> Result<Completed, Failure> {
-        prop.reset();
-        prop.assign_units().map_err(|_| Failure::Unsat)?;
+        prop.reset_to_units().map_err(|_| Failure::Unsat)?;
         for &lit in fixed {
             // A refuted literal is freed: its opposite is implied, so it cannot be kept.
             let _ = prop.assign(lit);
