@@ -31,6 +31,20 @@ pub struct Query<'a> {
     pub seed: u64,
     /// Give up after this long (unknown), if set.
     pub timeout: Option<Duration>,
+    /// How much simplification pays before the search.
+    pub preprocessing: Preprocessing,
+}
+
+/// How much a [`Query`] is simplified before the search, where the oracle rebuilds its solver
+/// for every query and so simplifies afresh each time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preprocessing {
+    /// The solver's own: for searches from scratch (fresh solutions, path constraints), which
+    /// it shortens.
+    Full,
+    /// Only the cheapest: for the residual of a repair, mostly settled by the values it keeps,
+    /// where a short search follows and simplifying costs more than it saves.
+    Light,
 }
 
 /// What the solver found.

@@ -5,24 +5,26 @@
 //! diversity comes from renaming variables (which reorders splr's decisions) under a seed.
 //! Variables that splr's preprocessor eliminates get whatever value its model extension picks,
 //! so preferences are a strong hint, not a guarantee. splr's clause elimination must stay on:
-//! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas. It is kept
-//! from most eliminations instead ([`ELIMINATION_OCCURRENCE_LIMIT`]).
+//! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas. Where little
+//! simplification pays, it is kept from most eliminations instead
+//! ([`LIGHT_ELIMINATION_OCCURRENCE_LIMIT`]).
 
-use super::{Oracle, Outcome, Query};
+use super::{Oracle, Outcome, Preprocessing, Query};
 use crate::formula::{var_index, Lit};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// splr eliminates a variable only while its positive × negative occurrences are at most
-/// this (splr's default: 20,000). The oracle rebuilds splr for every query, and elimination
-/// on each rebuild was about half of a run (perf, 20.sk_1_51), spent again on the same
-/// variables query after query. Cheap eliminations still pay on hard searches: with none at
-/// all, enqueueSeqSK.sk_10_42's fresh solutions took 2.4x as long; with this bound, 20
-/// samples and 100 repairs took 0.4x (20.sk_1_51), 0.5x (LoginService2.sk_23_36), 0.7x
+/// Under [`Preprocessing::Light`], splr eliminates a variable only while its positive ×
+/// negative occurrences are at most this (its default: 20,000). The oracle rebuilds splr for
+/// every query, and elimination on each rebuild was about half of a run (perf, 20.sk_1_51),
+/// spent again on the same variables query after query. With this bound, 20 samples and 100
+/// repairs took 0.4x (20.sk_1_51), 0.5x (LoginService2.sk_23_36), 0.7x
 /// (doublyLinkedList.sk_8_37) and 1.0x (enqueueSeqSK.sk_10_42) of the time under the default
-/// (4 and 16 were no better).
-const ELIMINATION_OCCURRENCE_LIMIT: usize = 8;
+/// (4 and 16 were no better). Fresh solutions are long searches that elimination shortens:
+/// bounded, sort.sk_8_52 found 52-71 of them in 120 s against 109-164 (and none bounded to
+/// 0 made enqueueSeqSK.sk_10_42's 2.4x as slow), so they keep the default.
+const LIGHT_ELIMINATION_OCCURRENCE_LIMIT: usize = 8;
 
 /// splr 0.17, made diverse by input perturbation.
 #[derive(Debug, Default, Clone, Copy)]
@@ -62,9 +64,11 @@ impl Oracle for Splr {
             .collect();
         let mut config = splr::Config {
             quiet_mode: true,
-            elm_var_occ: ELIMINATION_OCCURRENCE_LIMIT,
             ..Default::default()
         };
+        if query.preprocessing == Preprocessing::Light {
+            config.elm_var_occ = LIGHT_ELIMINATION_OCCURRENCE_LIMIT;
+        }
         if let Some(t) = query.timeout {
             // splr counts whole seconds.
             config.c_timeout = t.as_secs_f64().ceil().max(1.0);
@@ -124,6 +128,7 @@ mod tests {
             preferred,
             seed,
             timeout: None,
+            preprocessing: Preprocessing::Full,
         }
     }
 
@@ -182,7 +187,8 @@ mod tests {
     }
 
     /// Random formulas with a planted model, `count` of them with up to `max_vars`
-    /// variables, each solved under its own seed; every one must come back with a model.
+    /// variables, each solved under its own seed with either preprocessing; every one must
+    /// come back with a model.
     fn check_planted_formulas(count: u64, max_vars: u64) {
         let mut state = 1u64;
         let mut next = |m: u64| {
@@ -215,9 +221,17 @@ mod tests {
                     c
                 })
                 .collect();
-            match Splr.solve(&query(n as usize, &clauses, None, round)) {
-                Outcome::Sat(m) => assert!(satisfies(&clauses, &m), "bad model on {clauses:?}"),
-                other => panic!("{other:?} on satisfiable {clauses:?}"),
+            for preprocessing in [Preprocessing::Full, Preprocessing::Light] {
+                let query = Query {
+                    preprocessing,
+                    ..query(n as usize, &clauses, None, round)
+                };
+                match Splr.solve(&query) {
+                    Outcome::Sat(m) => {
+                        assert!(satisfies(&clauses, &m), "bad model on {clauses:?}")
+                    }
+                    other => panic!("{other:?} ({preprocessing:?}) on satisfiable {clauses:?}"),
+                }
             }
         }
     }

@@ -8,7 +8,7 @@
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
-use crate::oracle::{Answer, Oracle, Outcome, Query, Session, Steering};
+use crate::oracle::{Answer, Oracle, Outcome, Preprocessing, Query, Session, Steering};
 use crate::propagate::{LiteralOccurrences, Propagator};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
@@ -381,6 +381,13 @@ impl<'a> Completer<'a> {
             preferred: keep_preferences.then_some(&phases[..]),
             seed,
             timeout: Some(timeout),
+            // Kept preferences: a residual near a given assignment (a repair), not a search
+            // from scratch.
+            preprocessing: if keep_preferences {
+                Preprocessing::Light
+            } else {
+                Preprocessing::Full
+            },
         };
         match self.oracle.solve(&query) {
             Outcome::Sat(model) => {
