@@ -42,8 +42,9 @@ pub enum Preprocessing {
     /// The solver's own: for searches from scratch (fresh solutions, path constraints), which
     /// it shortens.
     Full,
-    /// Only the cheapest: for the residual of a repair, mostly settled by the values it keeps,
-    /// where a short search follows and simplifying costs more than it saves.
+    /// Only the cheapest: for a residual near a given assignment (a repair's, mostly settled
+    /// by the values it keeps), where a short search follows and simplifying costs more than
+    /// it saves.
     Light,
 }
 

@@ -7,7 +7,7 @@
 //! so preferences are a strong hint, not a guarantee. splr's clause elimination must stay on:
 //! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas. Where little
 //! simplification pays, it is kept from most eliminations instead
-//! ([`LIGHT_ELIMINATION_OCCURRENCE_LIMIT`]).
+//! (`LIGHT_ELIMINATION_OCCURRENCE_LIMIT`).
 
 use super::{Oracle, Outcome, Preprocessing, Query};
 use crate::formula::{var_index, Lit};
@@ -16,14 +16,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Under [`Preprocessing::Light`], splr eliminates a variable only while its positive ×
-/// negative occurrences are at most this (its default: 20,000). The oracle rebuilds splr for
-/// every query, and elimination on each rebuild was about half of a run (perf, 20.sk_1_51),
-/// spent again on the same variables query after query. With this bound, 20 samples and 100
-/// repairs took 0.4x (20.sk_1_51), 0.5x (LoginService2.sk_23_36), 0.7x
-/// (doublyLinkedList.sk_8_37) and 1.0x (enqueueSeqSK.sk_10_42) of the time under the default
-/// (4 and 16 were no better). Fresh solutions are long searches that elimination shortens:
-/// bounded, sort.sk_8_52 found 52-71 of them in 120 s against 109-164 (and none bounded to
-/// 0 made enqueueSeqSK.sk_10_42's 2.4x as slow), so they keep the default.
+/// negative occurrences are at most this (its default: 20,000). Rebuilt for every query, splr
+/// spent about half of a repair-bound run eliminating the same variables again (perf,
+/// 20.sk_1_51); bounded, repairs took 0.4-1.0x the time. Fresh solutions keep the default:
+/// they are long searches that elimination shortens (bounded, sort.sk_8_52 found less than
+/// half as many in 120 s). Figures: `results/README.md`, "splr on the 8 slowest".
 const LIGHT_ELIMINATION_OCCURRENCE_LIMIT: usize = 8;
 
 /// splr 0.17, made diverse by input perturbation.
