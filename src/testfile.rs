@@ -4,6 +4,8 @@
 use crate::assignment::Assignment;
 use crate::dimacs::MAX_VARS;
 use std::io::{self, Write};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// How tests are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +60,96 @@ impl<W: Write> TestWriter<W> {
     /// The writer, once the tests are written.
     pub fn into_inner(self) -> W {
         self.out
+    }
+}
+
+/// A [`TestWriter`] on a thread of its own. The coordinator merging verdicts hands each test
+/// over and goes on: rendering and writing a test's line had been half of its work per test
+/// (LoginService2.sk_23_36's 11,511 variables make 60 KB lines), time in which no verdict was
+/// merged however many ranks waited. Lines go out in the order handed over, each in one
+/// flushed write as [`TestWriter`] makes them; dropping the writer still writes every test
+/// handed over, so an interrupted run keeps them.
+pub struct BackgroundWriter<W: Write + Send + 'static> {
+    queue: Option<crossbeam_channel::Sender<Assignment>>,
+    thread: Option<JoinHandle<io::Result<Written<W>>>>,
+}
+
+/// What a [`BackgroundWriter`] did.
+pub struct Written<W> {
+    /// The output, every line written.
+    pub out: W,
+    /// Tests written.
+    pub tests: usize,
+    /// Time the thread spent rendering and writing lines (not waiting for them).
+    pub busy: Duration,
+}
+
+/// Memory the tests waiting for a [`BackgroundWriter`] may take.
+const QUEUE_BYTES: usize = 64 << 20;
+
+impl<W: Write + Send + 'static> BackgroundWriter<W> {
+    /// Starts the thread; at most 64 MiB of tests of `num_vars` variables wait for it, so a
+    /// slow disk holds the caller back instead of filling memory.
+    pub fn spawn(mut writer: TestWriter<W>, num_vars: usize) -> io::Result<Self> {
+        let capacity = (QUEUE_BYTES / (num_vars / 8 + 1)).clamp(1, 4096);
+        let (queue, tests) = crossbeam_channel::bounded::<Assignment>(capacity);
+        let thread = std::thread::Builder::new()
+            .name("snapsat-writer".into())
+            .spawn(move || {
+                let mut busy = Duration::ZERO;
+                for test in tests {
+                    let started = Instant::now();
+                    writer.write(&test)?;
+                    busy += started.elapsed();
+                }
+                Ok(Written {
+                    tests: writer.written(),
+                    out: writer.into_inner(),
+                    busy,
+                })
+            })?;
+        Ok(BackgroundWriter {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `test` over. An error is the thread's: a write that failed earlier.
+    pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
+        let handed = match &self.queue {
+            Some(queue) => queue.send(test.clone()).is_ok(),
+            None => false,
+        };
+        if handed {
+            Ok(())
+        } else {
+            // The thread has stopped, so its error is waiting.
+            Err(self
+                .stop()
+                .err()
+                .unwrap_or_else(|| io::Error::other("the test writer has stopped")))
+        }
+    }
+
+    /// Waits until every test handed over is written.
+    pub fn finish(mut self) -> io::Result<Written<W>> {
+        self.stop()?
+            .ok_or_else(|| io::Error::other("the test writer has stopped"))
+    }
+
+    fn stop(&mut self) -> io::Result<Option<Written<W>>> {
+        self.queue = None;
+        match self.thread.take().map(JoinHandle::join) {
+            None => Ok(None),
+            Some(Ok(result)) => result.map(Some),
+            Some(Err(_)) => Err(io::Error::other("the test writer panicked")),
+        }
+    }
+}
+
+impl<W: Write + Send + 'static> Drop for BackgroundWriter<W> {
+    fn drop(&mut self) {
+        let _ = self.stop();
     }
 }
 
@@ -276,6 +368,92 @@ mod tests {
             assert_eq!(w.out.0.len(), 1);
             assert!(w.out.0[0].ends_with(b"\n"));
         }
+    }
+
+    fn some_tests(count: usize, num_vars: usize) -> Vec<Assignment> {
+        (0..count)
+            .map(|i| {
+                let bits: String = (0..num_vars)
+                    .map(|v| if (i * 7 + v * 3) % 5 < 2 { '1' } else { '0' })
+                    .collect();
+                Assignment::from_bit_string(&bits).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_background_writer_writes_what_the_writer_writes_in_order() {
+        // More tests than its queue holds (64 MiB of 2^20-variable tests is 512), so the
+        // caller waits on the thread too.
+        let tests = some_tests(600, 1 << 20);
+        let direct = written(&tests, TestFormat::Bits);
+        let mut background =
+            BackgroundWriter::spawn(TestWriter::new(Vec::new(), TestFormat::Bits), 1 << 20)
+                .unwrap();
+        for t in &tests {
+            background.write(t).unwrap();
+        }
+        let done = background.finish().unwrap();
+        assert_eq!(done.tests, tests.len());
+        assert!(String::from_utf8(done.out).unwrap() == direct);
+    }
+
+    /// A shared buffer, so that what a dropped writer wrote can still be read.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_dropped_background_writer_still_writes_every_test_handed_over() {
+        let tests = some_tests(50, 300);
+        let shared = Shared::default();
+        let mut background =
+            BackgroundWriter::spawn(TestWriter::new(shared.clone(), TestFormat::Dimacs), 300)
+                .unwrap();
+        for t in &tests {
+            background.write(t).unwrap();
+        }
+        drop(background);
+        let text = String::from_utf8(shared.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(read_tests(&text, 300).unwrap(), tests);
+    }
+
+    #[test]
+    fn a_failed_write_reaches_the_caller() {
+        /// Takes `room` bytes, then fails as a full disk does.
+        struct Full {
+            room: usize,
+        }
+        impl Write for Full {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if buf.len() > self.room {
+                    return Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
+                }
+                self.room -= buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let tests = some_tests(20, 100);
+        // The thread's own error, from a later write or from `finish`: never lost.
+        let full = TestWriter::new(Full { room: 1000 }, TestFormat::Bits);
+        let mut background = BackgroundWriter::spawn(full, 100).unwrap();
+        let early = tests.iter().find_map(|t| background.write(t).err());
+        let error = match (early, background.finish()) {
+            (Some(e), _) | (None, Err(e)) => e,
+            (None, Ok(_)) => panic!("a full output went unnoticed"),
+        };
+        assert_eq!(error.kind(), io::ErrorKind::StorageFull, "{error}");
     }
 
     #[test]

@@ -141,6 +141,9 @@ fn shipped_example_gives_a_verified_suite() {
     let (n, stats) = sample_and_verify(&mid, &[]);
     assert!(n > 100, "only {n} tests");
     assert!(stats["rounds"].as_array().unwrap().len() >= 2);
+    // The suite is written on a thread of its own, whose time is measured beside the
+    // coordinator's.
+    assert!(stats["writer_seconds"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{
     self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
 };
-use snapsat::testfile::{read_suite, TestFormat, TestWriter};
+use snapsat::testfile::{read_suite, BackgroundWriter, TestFormat, TestWriter};
 use snapsat::verify::Checker;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -175,16 +175,19 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
     Ok(time_limit)
 }
 
+/// Where the suite's lines go.
+type Output = Box<dyn Write + Send>;
+
 /// Writes tests and shows progress as the sampler reports them.
-struct CliObserver<W: Write> {
-    writer: TestWriter<W>,
+struct CliObserver {
+    writer: BackgroundWriter<Output>,
     progress: bool,
     start: Instant,
     /// Every test of the suite, kept for --small.
     suite: Option<Vec<Assignment>>,
 }
 
-impl<W: Write> Observer for CliObserver<W> {
+impl Observer for CliObserver {
     fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
         self.writer.write(test)?;
         if let Some(suite) = &mut self.suite {
@@ -304,8 +307,10 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         None => Resumed::default(),
     };
     let format = resumed.format.unwrap_or(args.format.into());
+    let writer = TestWriter::new(open_output(&args, resumed.cut_at)?, format);
     let mut observer = CliObserver {
-        writer: TestWriter::new(open_output(&args, resumed.cut_at)?, format),
+        writer: BackgroundWriter::spawn(writer, cnf.num_vars())
+            .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?,
         progress: !quiet && std::io::stderr().is_terminal(),
         start: Instant::now(),
         suite: args.small.is_some().then(|| resumed.tests.clone()),
@@ -319,14 +324,23 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         interrupt: &interrupt,
     };
     let result = sample_suite(&args, time_limit, &launch, threads, run, &mut observer);
-    if observer.progress {
+    let CliObserver {
+        writer,
+        progress,
+        suite,
+        ..
+    } = observer;
+    if progress {
         say!();
     }
+    // Every test handed over is written before the run says anything more.
+    let written = writer.finish();
     let report = match without_suite(result, &args.input.formula)? {
         Ok(report) => report,
         Err(status) => return Ok(status),
     };
-    let small = match (&args.small, observer.suite.take()) {
+    let writer_seconds = written.output("the tests")?.busy.as_secs_f64();
+    let small = match (&args.small, suite) {
         (Some(path), Some(suite)) => Some(write_small(path, &suite, &cnf, args.strength, format)?),
         _ => None,
     };
@@ -348,6 +362,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
             num_ranks: launch.ranks(),
             threads_per_rank: threads,
             parse_seconds,
+            writer_seconds,
             peak_memory_bytes: summary::peak_memory_bytes(),
             small: small.as_ref(),
             report: &report,
@@ -356,7 +371,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         write_atomically(path, json.as_bytes())?;
     }
     if !args.quiet {
-        summary::print(&report);
+        summary::print(&report, writer_seconds);
         if let (Some(small), Some(path)) = (&small, &args.small) {
             summary::print_small(path, small);
         }
@@ -414,7 +429,7 @@ fn start_ranks(args: &SampleArgs) -> Result<(Launch, usize)> {
 
 /// Where the tests go: `-o` (created at the first test), the resumed file (cut at a torn
 /// last line, then appended to), or standard output.
-fn open_output(args: &SampleArgs, cut_at: Option<u64>) -> Result<Box<dyn Write>> {
+fn open_output(args: &SampleArgs, cut_at: Option<u64>) -> Result<Output> {
     Ok(match (&args.output, &args.resume) {
         (Some(path), _) => Box::new(LazyFile::create(path)),
         (None, Some(path)) => {
@@ -452,7 +467,7 @@ fn sample_suite(
     launch: &Launch,
     threads: usize,
     run: Sampling,
-    observer: &mut CliObserver<Box<dyn Write>>,
+    observer: &mut CliObserver,
 ) -> std::result::Result<summary::RunReport, SampleError> {
     match args.algorithm {
         Algorithm::Snap => {

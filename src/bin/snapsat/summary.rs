@@ -32,6 +32,9 @@ pub struct RunStats<'a> {
     pub num_ranks: usize,
     pub threads_per_rank: usize,
     pub parse_seconds: f64,
+    /// Time the thread that writes the suite spent rendering and writing its lines, beside
+    /// the coordinator's merging rather than in it.
+    pub writer_seconds: f64,
     pub peak_memory_bytes: Option<u64>,
     /// The minimized suite (--small), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,9 +72,9 @@ impl RunReport {
 }
 
 /// The summary of either sampler on standard error.
-pub fn print(report: &RunReport) {
+pub fn print(report: &RunReport, writer_seconds: f64) {
     match report {
-        RunReport::Snap(r) => summarize(r),
+        RunReport::Snap(r) => summarize(r, writer_seconds),
         RunReport::Quick(r) => summarize_quick(r),
     }
 }
@@ -128,7 +131,7 @@ pub fn ncd_text(ncd: f64) -> String {
     }
 }
 
-fn summarize(r: &Report) {
+fn summarize(r: &Report, writer_seconds: f64) {
     let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
     let stop = stop_text(r.stop);
     say!(
@@ -145,6 +148,10 @@ fn summarize(r: &Report) {
         r.merge_seconds,
         r.work_seconds,
         r.work_seconds / r.coordinator_seconds.max(1e-9)
+    );
+    say!(
+        "snapsat: writing the tests {writer_seconds:.3} s on a thread of its own: work/writing {:.1}",
+        r.work_seconds / writer_seconds.max(1e-9)
     );
     say!(
         "snapsat: {} candidates, {:.1}% valid before repair, {} repaired, {} failed repairs; solver calls: {} generate, {} repair",
