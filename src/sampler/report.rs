@@ -82,7 +82,8 @@ pub struct PhaseSeconds {
     pub clustering: f64,
     /// Step 3b: candidates checked and repaired, tests merged.
     pub verify_repair: f64,
-    /// Step 4: measuring the suite.
+    /// Step 4: measuring the suite (NCD's compression, on a thread of its own beside the
+    /// coordinator).
     pub ncd: f64,
     /// The whole run.
     pub total: f64,

@@ -150,7 +150,9 @@ fn summarize(r: &Report, writer_seconds: f64) {
         r.work_seconds / r.coordinator_seconds.max(1e-9)
     );
     say!(
-        "snapsat: writing the tests {writer_seconds:.3} s on a thread of its own: work/writing {:.1}",
+        "snapsat: beside the coordinator, on threads of their own: NCD {:.3} s (work/NCD {:.1}), writing the tests {writer_seconds:.3} s (work/writing {:.1})",
+        r.seconds.ncd,
+        r.work_seconds / r.seconds.ncd.max(1e-9),
         r.work_seconds / writer_seconds.max(1e-9)
     );
     say!(

@@ -122,8 +122,11 @@ pub(super) struct Snap<'a> {
     /// on meanwhile.
     merging: Duration,
     suite: Suite<'a>,
-    /// The suite's NCD, kept up to date as tests join.
-    ncd: diversity::RunningNcd,
+    /// The variables NCD is measured on.
+    projection: Vec<usize>,
+    /// The suite's NCD, kept up to date as tests join, on a thread of its own while
+    /// [`Snap::run`] goes on.
+    ncd: Option<diversity::NcdThread>,
     report: Report,
 }
 
@@ -142,7 +145,7 @@ impl<'a> Snap<'a> {
             budget: Budget::new(config.time_limit, interrupt),
             merging: Duration::ZERO,
             suite: Suite::new(checker, &projection, config.max_tests),
-            ncd: diversity::RunningNcd::new(&projection, config.ncd_removals),
+            ncd: None,
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -168,7 +171,15 @@ impl<'a> Snap<'a> {
                 latency: BTreeMap::new(),
                 ranks: Vec::new(),
             },
+            projection,
         }
+    }
+
+    /// The running NCD, handed the tests that joined since it last took some.
+    fn ncd_up_to_date(&mut self) -> &mut diversity::NcdThread {
+        let ncd = self.ncd.as_mut().expect("NCD runs while the loop does");
+        ncd.extend(&self.suite.tests()[ncd.len()..]);
+        ncd
     }
 
     /// Adds a test a worker checked against every clause to the suite if it is new; true when
@@ -182,12 +193,9 @@ impl<'a> Snap<'a> {
         let added = self.suite.admit_checked(test, observer)?;
         self.report.duplicates += u64::from(!added && !self.suite.is_full());
         if added {
-            // NCD takes each test as it is merged: with ranks the coordinator would only
-            // wait for the next verdict, and the round's end is left to read the lengths.
-            let t = Instant::now();
-            self.ncd
-                .extend(&self.suite.tests()[self.ncd.len()..], &self.budget);
-            self.report.seconds.ncd += t.elapsed().as_secs_f64();
+            // NCD's thread takes each test as it is merged, while the ranks work; the round's
+            // end is left to read the lengths.
+            self.ncd_up_to_date();
         }
         self.merging += started.elapsed();
         Ok(added)
@@ -221,6 +229,25 @@ impl<'a> Snap<'a> {
     }
 
     pub(super) fn run(
+        &mut self,
+        workforce: &mut dyn Workforce,
+        resumed: &[Assignment],
+        observer: &mut dyn Observer,
+    ) -> Result<Report, SampleError> {
+        let ncd = diversity::RunningNcd::new(&self.projection, self.config.ncd_removals);
+        let budget = self.budget;
+        std::thread::scope(|scope| {
+            self.ncd = Some(diversity::NcdThread::spawn(scope, ncd, budget));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.run_loop(workforce, resumed, observer)
+            }));
+            // Dropping the handle ends the thread, which the scope waits for (a panic too).
+            self.ncd = None;
+            result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
+    fn run_loop(
         &mut self,
         workforce: &mut dyn Workforce,
         resumed: &[Assignment],
