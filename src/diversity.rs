@@ -662,7 +662,8 @@ impl NcdThread {
         let capacity = (NCD_QUEUE_BYTES / (vars.len() + 1)).clamp(1, 1 << 16);
         let (requests, inbox) = crossbeam_channel::bounded(capacity);
         let (outbox, replies) = crossbeam_channel::bounded(1);
-        scope.spawn(move || {
+        let thread = std::thread::Builder::new().name("snapsat-ncd".into());
+        let started = thread.spawn_scoped(scope, move || {
             let mut busy = Duration::ZERO;
             for request in inbox {
                 match request {
@@ -679,6 +680,8 @@ impl NcdThread {
                 }
             }
         });
+        // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
+        started.expect("cannot start NCD's thread");
         NcdThread {
             vars,
             requests,
