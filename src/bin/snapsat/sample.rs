@@ -126,7 +126,8 @@ pub struct SampleArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_candidates: Option<u64>,
     /// Worker threads of each rank, 1 to 1024 (default: the cores of the machine shared by
-    /// its ranks; RAYON_NUM_THREADS also sets it).
+    /// its ranks; RAYON_NUM_THREADS also sets it). The coordinator has two more beside
+    /// them: one measures NCD, one writes the suite.
     #[arg(short = 'j', long,
           value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     pub threads: Option<u64>,
