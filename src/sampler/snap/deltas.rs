@@ -17,7 +17,10 @@ pub struct DeltaPool {
 impl DeltaPool {
     /// Deltas of all pairs of samples; pairs of equal samples give no delta.
     pub fn from_samples(samples: &[&Assignment]) -> Self {
-        let mut counts: HashMap<Assignment, u64, BuildWordHasher> = HashMap::default();
+        // Sized for every pair at once: growing it rehashed every delta several times.
+        let pairs = samples.len() * samples.len().saturating_sub(1) / 2;
+        let mut counts: HashMap<Assignment, u64, BuildWordHasher> =
+            HashMap::with_capacity_and_hasher(pairs, BuildWordHasher::default());
         for (i, a) in samples.iter().enumerate() {
             for b in &samples[i + 1..] {
                 let delta = a.xor(b);
