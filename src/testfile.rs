@@ -84,14 +84,21 @@ pub struct Written<W> {
     pub busy: Duration,
 }
 
-/// Memory the tests waiting for a [`BackgroundWriter`] may take.
-const QUEUE_BYTES: usize = 64 << 20;
+/// Text the tests waiting for a [`BackgroundWriter`] may make: a run's end, or an interrupt,
+/// waits for them to be written (0.1–0.3 s here), so the bound is on their lines, not their
+/// memory.
+const QUEUE_TEXT_BYTES: usize = 32 << 20;
+
+/// Bytes a DIMACS line of `num_vars` literals may take (7 on average past 100,000 variables).
+fn line_bytes(num_vars: usize) -> usize {
+    8 * num_vars + 2
+}
 
 impl<W: Write + Send + 'static> BackgroundWriter<W> {
-    /// Starts the thread; at most 64 MiB of tests of `num_vars` variables wait for it, so a
-    /// slow disk holds the caller back instead of filling memory.
+    /// Starts the thread. Tests of `num_vars` variables wait for it up to about 32 MiB of
+    /// their lines; past that a slow disk holds the caller back.
     pub fn spawn(mut writer: TestWriter<W>, num_vars: usize) -> io::Result<Self> {
-        let capacity = (QUEUE_BYTES / (num_vars / 8 + 1)).clamp(1, 4096);
+        let capacity = (QUEUE_TEXT_BYTES / line_bytes(num_vars)).clamp(1, 4096);
         let (queue, tests) = crossbeam_channel::bounded::<Assignment>(capacity);
         let thread = std::thread::Builder::new()
             .name("snapsat-writer".into())
