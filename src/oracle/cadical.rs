@@ -20,6 +20,8 @@ pub struct Cadical;
 
 struct CadicalSession<'a> {
     solver: CaDiCaL<'a, 'static>,
+    cnf: &'a Cnf,
+    budget: Budget<'a>,
     /// The phases set so far (all false at first), so that a query sets only those that changed.
     phases: Assignment,
     /// Some variables are unphased (a query steered only some, before any model): the next
@@ -29,7 +31,8 @@ struct CadicalSession<'a> {
     /// own saved phases would be those of the query before, which gave up under random
     /// phases when a fresh solution escalates.
     last_model: Option<Assignment>,
-    /// What every model has in common: the values unit clauses and their propagation force.
+    /// What every model has in common: the values unit clauses and their propagation force,
+    /// and then those CaDiCaL fixes at its root (`unsettled` says which are still open).
     forced: Assignment,
     /// The variables they leave open, in order: CaDiCaL's variable `i` is `open[i]`. Only
     /// these are loaded, phased and read. On sketches most variables are forced (90% of
@@ -38,6 +41,13 @@ struct CadicalSession<'a> {
     open: Vec<u32>,
     /// Per variable: its index in CaDiCaL, or `FORCED`.
     inner: Vec<u32>,
+    /// CaDiCaL's variables it has not fixed at its root: the only ones a model is read for.
+    /// Its probing and learnt units fix most of what unit propagation leaves open on
+    /// sketches (3,898 of 4,012 variables of 70.sk_3_40 within its first queries), and
+    /// reading each value is an FFI call.
+    unsettled: Vec<u32>,
+    /// CaDiCaL's count of root-fixed variables when `unsettled` was last pruned.
+    fixed_seen: u64,
     /// Cores met so far: a query assuming one is refuted without a call.
     cores: RecentCores,
     /// Queries that reached CaDiCaL.
@@ -46,6 +56,9 @@ struct CadicalSession<'a> {
 
 /// How many recent cores a session remembers.
 const REMEMBERED_CORES: usize = 64;
+
+/// Fixed variables CaDiCaL must hold, at least, before a session reloads it without them.
+const RELOAD_AFTER_FIXED: usize = 64;
 
 /// `CadicalSession::inner` of a forced variable, which CaDiCaL never sees.
 const FORCED: u32 = u32::MAX;
@@ -62,67 +75,85 @@ impl SessionBackend for Cadical {
     }
 
     fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String> {
-        let mut solver = CaDiCaL::default();
-        // The "lucky" pre-pass tries fixed assignments before the phases we set, and returns
-        // the same few models whatever they are; off, the phases steer every query.
-        solver.set_option("lucky", 0).map_err(|e| e.to_string())?;
-        // The first query's light preprocessing (gate extraction, sweeping, fast elimination)
-        // took 35-55 ms on sketches whose every query takes a tenth of a millisecond: off,
-        // a 1000-test run was 0.77-0.92x as long on 13 of 16 fast case studies (1.03-1.17x
-        // on 3), and no worse on the slow ones.
-        solver
-            .set_option("preprocesslight", 0)
-            .map_err(|e| e.to_string())?;
+        Ok(Box::new(
+            CadicalSession::open(cnf, budget).map_err(|e| e.to_string())?,
+        ))
+    }
+}
+
+impl<'a> CadicalSession<'a> {
+    fn open(cnf: &'a Cnf, budget: Budget<'a>) -> anyhow::Result<Self> {
         let (forced, open) = forced_values(cnf);
-        let mut inner = vec![FORCED; cnf.num_vars()];
-        for (i, &v) in open.iter().enumerate() {
-            inner[v as usize] = i as u32;
-        }
-        if !open.is_empty() {
-            solver
-                .reserve(Var::new(open.len() as u32 - 1))
-                .map_err(|e| e.to_string())?;
-        }
-        // Clauses a forced value satisfies are left out, and forced-false literals dropped:
-        // no clause is left empty, or propagation would have found the contradiction (and
-        // then nothing is forced).
-        for clause in cnf.clauses() {
-            let satisfied = clause
-                .iter()
-                .any(|&l| inner_lit(&inner, l).is_none() && forced.satisfies(l));
-            if !satisfied {
-                let reduced: rustsat::types::Clause = clause
-                    .iter()
-                    .filter_map(|&l| inner_lit(&inner, l))
-                    .collect();
-                solver.add_clause(reduced).map_err(|e| e.to_string())?;
-            }
-        }
-        // Every variable starts phased false, matching `phases`.
-        for i in 0..open.len() {
-            solver
-                .phase_lit(RsLit::negative(i as u32))
-                .map_err(|e| e.to_string())?;
-        }
-        solver.attach_terminator(move || {
-            if budget.exhausted() {
-                ControlSignal::Terminate
-            } else {
-                ControlSignal::Continue
-            }
-        });
-        Ok(Box::new(CadicalSession {
+        let (solver, inner) = load(cnf, &forced, &open, budget)?;
+        Ok(CadicalSession {
             solver,
+            cnf,
+            budget,
             phases: Assignment::zeros(cnf.num_vars()),
             loose: false,
             last_model: None,
+            unsettled: (0..open.len() as u32).collect(),
             forced,
             open,
             inner,
+            fixed_seen: 0,
             cores: RecentCores::new(REMEMBERED_CORES),
             calls: 0,
-        }))
+        })
     }
+}
+
+/// A CaDiCaL holding `cnf` less what `forced` sets (every variable not `open`), and each
+/// variable's index in it; every phase false, and stopped by `budget`.
+fn load<'a>(
+    cnf: &Cnf,
+    forced: &Assignment,
+    open: &[u32],
+    budget: Budget<'a>,
+) -> anyhow::Result<(CaDiCaL<'a, 'static>, Vec<u32>)> {
+    let mut solver = CaDiCaL::default();
+    // The "lucky" pre-pass tries fixed assignments before the phases we set, and returns
+    // the same few models whatever they are; off, the phases steer every query.
+    solver.set_option("lucky", 0)?;
+    // The first query's light preprocessing (gate extraction, sweeping, fast elimination)
+    // took 35-55 ms on sketches whose every query takes a tenth of a millisecond: off,
+    // a 1000-test run was 0.77-0.92x as long on 13 of 16 fast case studies (1.03-1.17x
+    // on 3), and no worse on the slow ones.
+    solver.set_option("preprocesslight", 0)?;
+    let mut inner = vec![FORCED; cnf.num_vars()];
+    for (i, &v) in open.iter().enumerate() {
+        inner[v as usize] = i as u32;
+    }
+    if !open.is_empty() {
+        solver.reserve(Var::new(open.len() as u32 - 1))?;
+    }
+    // Clauses a forced value satisfies are left out, and forced-false literals dropped:
+    // no clause is left empty, or propagation would have found the contradiction (and
+    // then nothing is forced).
+    for clause in cnf.clauses() {
+        let satisfied = clause
+            .iter()
+            .any(|&l| inner_lit(&inner, l).is_none() && forced.satisfies(l));
+        if !satisfied {
+            let reduced: rustsat::types::Clause = clause
+                .iter()
+                .filter_map(|&l| inner_lit(&inner, l))
+                .collect();
+            solver.add_clause(reduced)?;
+        }
+    }
+    // Every variable starts phased false, matching a session's `phases`.
+    for i in 0..open.len() {
+        solver.phase_lit(RsLit::negative(i as u32))?;
+    }
+    solver.attach_terminator(move || {
+        if budget.exhausted() {
+            ControlSignal::Terminate
+        } else {
+            ControlSignal::Continue
+        }
+    });
+    Ok((solver, inner))
 }
 
 impl CadicalSession<'_> {
@@ -165,6 +196,57 @@ impl CadicalSession<'_> {
         Ok(())
     }
 
+    /// Moves the variables CaDiCaL has fixed at its root since the last look into `forced`,
+    /// whose values every model has: they are not read again.
+    fn settle_fixed(&mut self) {
+        let fixed = self.solver.get_statistic(rustsat_cadical::Statistic::Fixed);
+        if fixed == self.fixed_seen {
+            return;
+        }
+        self.fixed_seen = fixed;
+        let (solver, open, forced) = (&self.solver, &self.open, &mut self.forced);
+        self.unsettled
+            .retain(|&i| match solver.current_lit_val(RsLit::positive(i)) {
+                TernaryVal::True => {
+                    forced.set(open[i as usize] as usize, true);
+                    false
+                }
+                TernaryVal::False => {
+                    forced.set(open[i as usize] as usize, false);
+                    false
+                }
+                TernaryVal::DontCare => true,
+            });
+    }
+
+    /// Whether CaDiCaL has fixed enough of what it holds that a new one without it pays:
+    /// it still decides around, extends models over and scans its queue past every
+    /// variable it fixed.
+    fn worth_reloading(&self) -> bool {
+        let fixed = self.open.len() - self.unsettled.len();
+        fixed >= RELOAD_AFTER_FIXED.max(self.open.len() / 4)
+    }
+
+    /// Replaces the solver by one that holds only the unsettled variables, with the fixed
+    /// ones as forced values (the formula entails them, so the models are the same). Learnt
+    /// clauses are lost; the cores found stay true.
+    fn reload(&mut self) -> anyhow::Result<()> {
+        let open: Vec<u32> = self
+            .unsettled
+            .iter()
+            .map(|&i| self.open[i as usize])
+            .collect();
+        let (solver, inner) = load(self.cnf, &self.forced, &open, self.budget)?;
+        self.solver = solver;
+        self.inner = inner;
+        self.unsettled = (0..open.len() as u32).collect();
+        self.open = open;
+        self.fixed_seen = 0;
+        self.phases = Assignment::zeros(self.cnf.num_vars());
+        self.loose = false;
+        Ok(())
+    }
+
     /// Decide `v` first as `value` (nothing for a forced variable).
     fn phase(&mut self, v: usize, value: bool) -> anyhow::Result<()> {
         match inner_lit(&self.inner, literal(v, value)) {
@@ -200,15 +282,20 @@ impl CadicalSession<'_> {
         self.calls += 1;
         Ok(match self.solver.solve_assumps(&assumed)? {
             SolverResult::Sat => {
+                self.settle_fixed();
                 let mut model = self.forced.clone();
-                for (i, &v) in self.open.iter().enumerate() {
+                for &i in &self.unsettled {
+                    let v = self.open[i as usize] as usize;
                     // A variable in no clause has no value of its own: it keeps its phase.
-                    let value = match self.solver.lit_val(RsLit::positive(i as u32))? {
+                    let value = match self.solver.lit_val(RsLit::positive(i))? {
                         TernaryVal::True => true,
                         TernaryVal::False => false,
-                        TernaryVal::DontCare => phases.get(v as usize),
+                        TernaryVal::DontCare => phases.get(v),
                     };
-                    model.set(v as usize, value);
+                    model.set(v, value);
+                }
+                if self.worth_reloading() {
+                    self.reload()?;
                 }
                 self.last_model = Some(model.clone());
                 Answer::Model(model)
@@ -411,6 +498,53 @@ mod tests {
             session.solve(&[], &Assignment::zeros(2), Steering::All, None),
             Answer::Refuted(_)
         ));
+    }
+
+    /// Once CaDiCaL has fixed enough variables at its root (here each `x` by a conflict: `x ∨ y`
+    /// and `x ∨ ¬y`, which unit propagation alone does not see), the session reloads it
+    /// without them; models still satisfy every clause, and an assumption against a fixed
+    /// value is refuted as itself.
+    #[test]
+    fn a_session_reloads_without_what_cadical_fixed_and_stays_correct() {
+        // CaDiCaL decides its highest variables first: each x (101..200) before its y.
+        let pairs = 100;
+        let mut clauses: Vec<Vec<Lit>> = (1..=pairs)
+            .flat_map(|y| [vec![pairs + y, y], vec![pairs + y, -y]])
+            .collect();
+        // A chain over z1..z20 the fixed values leave open.
+        let z = 2 * pairs;
+        clauses.extend((1..20).map(|i| vec![-(z + i), z + i + 1]));
+        let cnf = Cnf::from_clauses(z as usize + 20, &clauses);
+        let checker = Checker::new(&cnf);
+        let mut session = CadicalSession::open(&cnf, Budget::unlimited()).unwrap();
+        assert_eq!(session.open.len(), cnf.num_vars(), "no unit to propagate");
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for query in 0..30 {
+            // The first query decides every x false, and so fixes it.
+            let mut phases = Assignment::zeros(cnf.num_vars());
+            for v in 0..cnf.num_vars() {
+                phases.set(v, query > 0 && rng.gen());
+            }
+            let x = pairs + rng.gen_range(1..=pairs);
+            match session.solve(&[-x], &phases, Steering::All, None) {
+                Answer::Refuted(core) => assert_eq!(core, vec![-x]),
+                other => panic!("x{x} is entailed: {other:?}"),
+            }
+            let chain = literal(z as usize + rng.gen_range(0..20), rng.gen());
+            match session.solve(&[chain], &phases, Steering::All, None) {
+                Answer::Model(m) => {
+                    assert!(checker.satisfies(&m), "query {query}");
+                    assert!(m.satisfies(chain));
+                    assert!((pairs as usize..2 * pairs as usize).all(|v| m.get(v)));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(
+            session.open.len() <= cnf.num_vars() - pairs as usize,
+            "reloaded without the fixed x: {} held",
+            session.open.len()
+        );
     }
 
     /// Every model of one long-lived session, over many queries with random phases and
