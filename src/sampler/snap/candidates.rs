@@ -22,7 +22,7 @@ pub fn draw(
         .enumerate()
         .map(|(i, centroid)| Task::Check {
             centroid,
-            delta: pool.draw(rng).or(pool.draw(rng)),
+            delta: pool.draw(rng).or(&pool.draw(rng)),
             seed: derive_seed(seed, 2 + round as u64, i as u64),
         })
         .collect()

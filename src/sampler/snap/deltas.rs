@@ -1,37 +1,76 @@
 //! The delta pool (steps 2a–2b): XOR differences of valid samples, identical ones merged and
 //! weighted by how often they occur, since a repeated delta is more likely to keep a test valid.
 
-use crate::assignment::{Assignment, BuildWordHasher};
+use crate::assignment::Assignment;
 use rand::Rng;
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
-/// Step 2's pool: distinct XOR deltas of sample pairs, weighted by how often each occurs.
-pub struct DeltaPool {
-    /// Distinct non-zero deltas, most frequent first (ties in bit order, for determinism).
-    deltas: Vec<Assignment>,
+/// Step 2's pool: distinct XOR deltas of sample pairs, weighted by how often each occurs. A
+/// delta is held as the first pair that gave it, and formed only when drawn: formed for every
+/// pair, N(N−1)/2 deltas of a wide formula (4,950 of 15,475 bits on 20.sk_1_51) were 10 MB of
+/// fresh memory and as many hashes of it, each round.
+pub struct DeltaPool<'s> {
+    samples: &'s [&'s Assignment],
+    /// Distinct non-zero deltas, as the pair of samples that first gave each, most frequent
+    /// first (ties in the deltas' bit order, for determinism).
+    pairs: Vec<(u32, u32)>,
     counts: Vec<u64>,
     /// Running sums of `counts`, for drawing by weight.
     cumulative: Vec<u64>,
 }
 
-impl DeltaPool {
+impl<'s> DeltaPool<'s> {
     /// Deltas of all pairs of samples; pairs of equal samples give no delta.
-    pub fn from_samples(samples: &[&Assignment]) -> Self {
-        // Sized for every pair at once: growing it rehashed every delta several times.
-        let pairs = samples.len() * samples.len().saturating_sub(1) / 2;
-        let mut counts: HashMap<Assignment, u64, BuildWordHasher> =
-            HashMap::with_capacity_and_hasher(pairs, BuildWordHasher::default());
-        for (i, a) in samples.iter().enumerate() {
-            for b in &samples[i + 1..] {
-                let delta = a.xor(b);
-                if delta.count_ones() > 0 {
-                    *counts.entry(delta).or_default() += 1;
+    pub fn from_samples(samples: &'s [&'s Assignment]) -> Self {
+        // A hash that is linear in XOR, so a pair's delta hashes without being formed; equal
+        // hashes are told apart by comparing the deltas word by word.
+        let hasher = XorLinearHash::new();
+        let hashes: Vec<u64> = samples.iter().map(|s| hasher.hash(s.words())).collect();
+        let pairs_count = samples.len() * samples.len().saturating_sub(1) / 2;
+        // Per hash, the first distinct delta with it; `next` chains the others.
+        let mut first: HashMap<u64, u32> = HashMap::with_capacity(pairs_count);
+        let mut next: Vec<u32> = Vec::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut counts: Vec<u64> = Vec::new();
+        let delta_eq = |(a, b): (u32, u32), (c, d): (u32, u32)| {
+            let words = |i: u32| samples[i as usize].words();
+            (words(a).iter().zip(words(b)))
+                .zip(words(c).iter().zip(words(d)))
+                .all(|((a, b), (c, d))| a ^ b == c ^ d)
+        };
+        for i in 0..samples.len() as u32 {
+            for j in i + 1..samples.len() as u32 {
+                let hash = hashes[i as usize] ^ hashes[j as usize];
+                if hash == 0 && samples[i as usize] == samples[j as usize] {
+                    continue;
+                }
+                let mut entry = first.get(&hash).copied();
+                while let Some(e) = entry {
+                    if delta_eq(pairs[e as usize], (i, j)) {
+                        break;
+                    }
+                    entry = (next[e as usize] != NONE).then_some(next[e as usize]);
+                }
+                match entry {
+                    Some(e) => counts[e as usize] += 1,
+                    None => {
+                        let e = pairs.len() as u32;
+                        next.push(first.insert(hash, e).unwrap_or(NONE));
+                        pairs.push((i, j));
+                        counts.push(1);
+                    }
                 }
             }
         }
-        let mut weighted: Vec<(Assignment, u64)> = counts.into_iter().collect();
-        weighted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let (deltas, counts): (Vec<_>, Vec<_>) = weighted.into_iter().unzip();
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.sort_unstable_by(|&x, &y| {
+            counts[y]
+                .cmp(&counts[x])
+                .then_with(|| delta_cmp(samples, pairs[x], pairs[y]))
+        });
+        let pairs: Vec<(u32, u32)> = order.iter().map(|&e| pairs[e]).collect();
+        let counts: Vec<u64> = order.iter().map(|&e| counts[e]).collect();
         let cumulative = counts
             .iter()
             .scan(0u64, |sum, &c| {
@@ -40,7 +79,8 @@ impl DeltaPool {
             })
             .collect();
         DeltaPool {
-            deltas,
+            samples,
+            pairs,
             counts,
             cumulative,
         }
@@ -48,12 +88,12 @@ impl DeltaPool {
 
     /// Number of distinct deltas.
     pub fn len(&self) -> usize {
-        self.deltas.len()
+        self.pairs.len()
     }
 
     /// True when all samples were equal.
     pub fn is_empty(&self) -> bool {
-        self.deltas.is_empty()
+        self.pairs.is_empty()
     }
 
     /// Number of pairs whose delta also occurs for another pair (Fig. 5 of the paper).
@@ -61,15 +101,70 @@ impl DeltaPool {
         self.counts.iter().filter(|&&c| c > 1).sum()
     }
 
+    /// The `index`th delta, most frequent first.
+    fn delta(&self, index: usize) -> Assignment {
+        let (a, b) = self.pairs[index];
+        self.samples[a as usize].xor(self.samples[b as usize])
+    }
+
     /// A delta drawn with probability proportional to its count. The pool must not be empty.
-    pub fn draw(&self, rng: &mut impl Rng) -> &Assignment {
+    pub fn draw(&self, rng: &mut impl Rng) -> Assignment {
         let total = *self
             .cumulative
             .last()
             .expect("draw from an empty delta pool");
         let ticket = rng.gen_range(0..total);
-        let index = self.cumulative.partition_point(|&c| c <= ticket);
-        &self.deltas[index]
+        self.delta(self.cumulative.partition_point(|&c| c <= ticket))
+    }
+}
+
+/// No further delta with the same hash.
+const NONE: u32 = u32::MAX;
+
+/// The order of two pairs' deltas as `Assignment`s order (word by word, as numbers).
+fn delta_cmp(samples: &[&Assignment], (a, b): (u32, u32), (c, d): (u32, u32)) -> Ordering {
+    let words = |i: u32| samples[i as usize].words();
+    (words(a).iter().zip(words(b)))
+        .zip(words(c).iter().zip(words(d)))
+        .map(|((a, b), (c, d))| (a ^ b).cmp(&(c ^ d)))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+/// A hash of bit vectors with `hash(a ⊕ b) = hash(a) ⊕ hash(b)`: each word goes through a
+/// random linear map of 64 bits (eight byte tables), rotated by its position.
+struct XorLinearHash {
+    tables: Box<[[u64; 256]; 8]>,
+}
+
+impl XorLinearHash {
+    fn new() -> Self {
+        // A fixed image for each of the 64 bits (splitmix64 of the bit), and each byte's
+        // value as the XOR of its bits' images.
+        let image = |bit: u64| {
+            let mut z = bit.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let mut tables = Box::new([[0u64; 256]; 8]);
+        for (byte, table) in tables.iter_mut().enumerate() {
+            for (value, slot) in table.iter_mut().enumerate() {
+                *slot = (0..8)
+                    .filter(|b| value >> b & 1 == 1)
+                    .fold(0, |h, b| h ^ image(8 * byte as u64 + b));
+            }
+        }
+        XorLinearHash { tables }
+    }
+
+    fn hash(&self, words: &[u64]) -> u64 {
+        words.iter().enumerate().fold(0, |h, (k, &w)| {
+            let mapped = (0..8).fold(0, |m, byte| {
+                m ^ self.tables[byte][(w >> (8 * byte)) as usize & 0xFF]
+            });
+            h ^ mapped.rotate_left((k % 64) as u32)
+        })
     }
 }
 
@@ -82,13 +177,82 @@ mod tests {
         Assignment::from_bit_string(s).unwrap()
     }
 
+    /// The pool holds exactly the distinct non-zero deltas of every pair, formed and
+    /// counted one by one, in the same order: samples of a few shapes (so that deltas
+    /// repeat, and some samples are equal), over widths around word boundaries.
+    #[test]
+    fn the_pool_is_every_pair_delta_formed_and_counted() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for width in [1, 3, 63, 64, 65, 130, 700] {
+            let shapes: Vec<Assignment> = (0..4)
+                .map(|_| {
+                    let mut s = Assignment::zeros(width);
+                    (0..width).for_each(|v| s.set(v, rng.gen()));
+                    s
+                })
+                .collect();
+            let samples: Vec<Assignment> = (0..40)
+                .map(|_| {
+                    let mut s = shapes[rng.gen_range(0..shapes.len())].clone();
+                    for _ in 0..rng.gen_range(0..3) {
+                        let v = rng.gen_range(0..width);
+                        s.set(v, !s.get(v));
+                    }
+                    s
+                })
+                .collect();
+            let refs: Vec<&Assignment> = samples.iter().collect();
+            let mut counted: HashMap<Assignment, u64> = HashMap::new();
+            for (i, a) in refs.iter().enumerate() {
+                for b in &refs[i + 1..] {
+                    let delta = a.xor(b);
+                    if delta.count_ones() > 0 {
+                        *counted.entry(delta).or_default() += 1;
+                    }
+                }
+            }
+            let mut expected: Vec<(Assignment, u64)> = counted.into_iter().collect();
+            expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let pool = DeltaPool::from_samples(&refs);
+            let held: Vec<(Assignment, u64)> = (0..pool.len())
+                .map(|i| (pool.delta(i), pool.counts[i]))
+                .collect();
+            assert_eq!(held, expected, "width {width}");
+            assert!(expected.iter().any(|(_, c)| *c > 1), "deltas repeat");
+        }
+    }
+
+    /// The hash is linear in XOR, and deltas whose hashes are equal are still told apart
+    /// (no hash of many words is injective): a pool with a collision forced stays exact.
+    #[test]
+    fn the_hash_is_linear_and_collisions_are_told_apart() {
+        let hasher = XorLinearHash::new();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..100 {
+            let a: Vec<u64> = (0..5).map(|_| rng.gen()).collect();
+            let b: Vec<u64> = (0..5).map(|_| rng.gen()).collect();
+            let x: Vec<u64> = a.iter().zip(&b).map(|(a, b)| a ^ b).collect();
+            assert_eq!(hasher.hash(&x), hasher.hash(&a) ^ hasher.hash(&b));
+        }
+        // Words 0 and 64 go through the same map, unrotated: these two deltas collide.
+        let mut one = Assignment::zeros(65 * 64);
+        one.set(0, true);
+        let mut other = Assignment::zeros(65 * 64);
+        other.set(64 * 64, true);
+        assert_eq!(hasher.hash(one.words()), hasher.hash(other.words()));
+        let zero = Assignment::zeros(65 * 64);
+        let refs = [&zero, &one, &other];
+        let pool = DeltaPool::from_samples(&refs);
+        assert_eq!(pool.len(), 3, "one, other, and one ⊕ other");
+    }
+
     #[test]
     fn identical_deltas_are_merged_and_weighted() {
         // 0000 ⊕ 1100 = 0011 ⊕ 1111 = 1100: that delta occurs twice.
         let samples = [a("0000"), a("1100"), a("0011"), a("1111"), a("0000")];
         let refs: Vec<&Assignment> = samples.iter().collect();
         let pool = DeltaPool::from_samples(&refs);
-        assert_eq!(pool.deltas[0], a("1100"));
+        assert_eq!(pool.delta(0), a("1100"));
         assert_eq!(
             pool.counts.iter().sum::<u64>(),
             9,
@@ -98,7 +262,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         let draws = 4000;
         let heavy = (0..draws)
-            .filter(|_| pool.draw(&mut rng) == &a("1100"))
+            .filter(|_| pool.draw(&mut rng) == a("1100"))
             .count();
         let share = pool.counts[0] as f64 / 9.0;
         assert!((heavy as f64 / draws as f64 - share).abs() < 0.05);
