@@ -165,22 +165,28 @@ impl Assignment {
     /// Appends [`Assignment::to_dimacs_line`] to `out`: the suite's file is mostly these lines
     /// (4,915 literals a test on 35.sk_3_52), so their cost is paid on every test.
     pub fn write_dimacs_line(&self, out: &mut Vec<u8>) {
+        self.write_dimacs_literals(0, self.len, out);
+        out.push(b'0');
+    }
+
+    /// Appends the literals of variables `from..to` (indices from 0), each followed by a
+    /// space.
+    fn write_dimacs_literals(&self, from: usize, to: usize, out: &mut Vec<u8>) {
         // Variables go by in tens sharing every digit but the last (`123` is `12` and `3`): the
         // shared digits are kept in one 8-byte word and stored whole, so a literal costs a few
         // stores instead of a byte push (with its capacity check) per digit. The buffer is
-        // sized for the longest line (every literal as wide as the widest: sign, digits,
+        // sized for the longest text (every literal as wide as the widest: sign, digits,
         // space), plus slack for the whole-word store, and cut to fit.
         const WORD: usize = 8;
-        assert!(self.len < 1_000_000_000, "variable numbers fit 9 digits");
-        let widest = 2 + ascii_digits(self.len).1;
+        assert!(to < 1_000_000_000, "variable numbers fit 9 digits");
+        let widest = 2 + ascii_digits(to).1;
         let start = out.len();
-        out.resize(start + self.len * widest + WORD + 1, 0);
+        out.resize(start + (to - from) * widest + WORD, 0);
         let buf = &mut out[start..];
         let mut at = 0;
-        let mut tens = 0u64;
-        let mut tens_len = 0;
-        let mut last = 1u8;
-        for i in 0..self.len {
+        let (mut tens, mut tens_len) = ascii_digits((from + 1) / 10);
+        let mut last = ((from + 1) % 10) as u8;
+        for i in from..to {
             // Signs are as random as the tests: a branch on them would be mispredicted half
             // the time, so the `-` is always stored and kept or not by where `at` goes next.
             buf[at] = b'-';
@@ -196,8 +202,7 @@ impl Assignment {
                 (tens, tens_len) = ascii_digits((i + 2) / 10);
             }
         }
-        buf[at] = b'0';
-        out.truncate(start + at + 1);
+        out.truncate(start + at);
     }
 
     /// One `0`/`1` character a variable.
@@ -280,6 +285,39 @@ impl std::hash::Hasher for WordHasher {
 
 /// `n` as ASCII digits packed little-endian in a word (first digit in the lowest byte; the
 /// word holds 8), and how many (right for any `n`; 0 for 0).
+/// DIMACS lines of the tests of one formula, written one after another: each 64-variable
+/// word's text is kept and used again while the word is unchanged. Most words of a sketch's
+/// tests are (unit clauses and what they force), and rendering every literal had made the
+/// writer's thread the slowest of the run on 70.sk_3_40 (as long as all verify/repair work).
+#[derive(Default)]
+pub struct DimacsLines {
+    len: usize,
+    words: Vec<Option<u64>>,
+    texts: Vec<Vec<u8>>,
+}
+
+impl DimacsLines {
+    /// Appends `test`'s line, as [`Assignment::write_dimacs_line`] writes it, to `out`.
+    pub fn write(&mut self, test: &Assignment, out: &mut Vec<u8>) {
+        let words = test.words();
+        if self.len != test.len() || self.words.len() != words.len() {
+            self.len = test.len();
+            self.words = vec![None; words.len()];
+            self.texts = vec![Vec::new(); words.len()];
+        }
+        for (k, &word) in words.iter().enumerate() {
+            let text = &mut self.texts[k];
+            if self.words[k] != Some(word) {
+                text.clear();
+                test.write_dimacs_literals(64 * k, (64 * k + 64).min(test.len()), text);
+                self.words[k] = Some(word);
+            }
+            out.extend_from_slice(text);
+        }
+        out.push(b'0');
+    }
+}
+
 fn ascii_digits(mut n: usize) -> (u64, usize) {
     let mut len = 0;
     let mut reversed = 0u64;
@@ -330,6 +368,37 @@ mod tests {
     #[test]
     fn bit_strings_reject_other_characters() {
         assert!(Assignment::from_bit_string("01x").is_none());
+    }
+
+    /// Lines written with words' texts kept are the lines written afresh: tests that share
+    /// some words and not others, wide enough for carries inside a word (var 1000), and a
+    /// narrower formula after (the texts start again).
+    #[test]
+    fn kept_word_texts_give_the_same_lines() {
+        let mut lines = DimacsLines::default();
+        let mut rng = 12_345u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for width in [1_100, 1_100, 70] {
+            let mut test = Assignment::zeros(width);
+            for round in 0..20 {
+                for _ in 0..next() % 40 {
+                    let v = (next() % width as u64) as usize;
+                    test.set(v, !test.get(v));
+                }
+                let mut kept = Vec::new();
+                lines.write(&test, &mut kept);
+                assert_eq!(
+                    String::from_utf8(kept).unwrap(),
+                    test.to_dimacs_line(),
+                    "{round}"
+                );
+            }
+        }
     }
 
     proptest! {

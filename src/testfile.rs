@@ -1,7 +1,7 @@
 //! Test files: writing tests one line each (DIMACS literals, as CMSGen writes, or 0/1 strings)
 //! and reading them back, strictly: a test gives every variable exactly one value.
 
-use crate::assignment::Assignment;
+use crate::assignment::{Assignment, DimacsLines};
 use crate::dimacs::MAX_VARS;
 use std::io::{self, Write};
 use std::thread::JoinHandle;
@@ -25,6 +25,7 @@ pub struct TestWriter<W: Write> {
     format: TestFormat,
     written: usize,
     line: Vec<u8>,
+    dimacs: DimacsLines,
 }
 
 impl<W: Write> TestWriter<W> {
@@ -35,6 +36,7 @@ impl<W: Write> TestWriter<W> {
             format,
             written: 0,
             line: Vec::new(),
+            dimacs: DimacsLines::default(),
         }
     }
 
@@ -42,7 +44,7 @@ impl<W: Write> TestWriter<W> {
     pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
         self.line.clear();
         match self.format {
-            TestFormat::Dimacs => test.write_dimacs_line(&mut self.line),
+            TestFormat::Dimacs => self.dimacs.write(test, &mut self.line),
             TestFormat::Bits => test.write_bits(&mut self.line),
         }
         self.line.push(b'\n');
