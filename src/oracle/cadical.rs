@@ -139,7 +139,8 @@ fn load<'a>(
     }
     // Clauses a forced value satisfies are left out, and forced-false literals dropped:
     // no clause is left empty, or propagation would have found the contradiction (and
-    // then nothing is forced).
+    // then nothing is forced); on a reload the values CaDiCaL fixed are entailed, and a
+    // model has been seen.
     for clause in cnf.clauses() {
         let satisfied = clause
             .iter()
