@@ -127,6 +127,24 @@ impl<'a> Checker<'a> {
             .collect()
     }
 
+    /// True when `a` satisfies every clause, given that `valid` does (a test that passed a
+    /// check). A clause none of whose variables changed keeps its outcome, so only the
+    /// clauses of the variables where the two differ are checked; every clause, when they
+    /// differ on more than a sixteenth of the variables. Consecutive tests of one solver
+    /// session differ little (46 of 10,090 variables on 17.sk_3_45, median), and after
+    /// CaDiCaL's sessions had shed what it fixes, the full check was a third of the
+    /// solver thread's time there.
+    pub fn satisfies_near(&self, a: &Assignment, valid: &Assignment) -> bool {
+        if a.len() != self.cnf.num_vars() || valid.len() != a.len() {
+            return self.satisfies(a);
+        }
+        let flipped = a.xor(valid);
+        if flipped.count_ones() * 16 > a.len() {
+            return self.all_hold(a);
+        }
+        self.satisfies_after_flips(&[], a, &flipped)
+    }
+
     /// Checks `candidate = base ⊕ flipped` knowing `base_violated`, the clauses `base` falsifies:
     /// only those clauses and the ones touching a flipped variable can differ in outcome.
     pub fn satisfies_after_flips(
@@ -208,6 +226,36 @@ mod tests {
             let candidate = base.xor(&flipped);
             let incremental = checker.satisfies_after_flips(&checker.violated(&base), &candidate, &flipped);
             prop_assert_eq!(incremental, checker.satisfies(&candidate));
+        }
+
+        /// Checked near a valid test, an assignment passes exactly when the full check passes
+        /// it: a few flips (checked where they are) or many (checked in full).
+        #[test]
+        fn the_check_near_a_valid_test_agrees_with_the_full_check(
+            clauses in crate::testing::arbitrary_clauses(40, 4, 60),
+            bits in proptest::collection::vec(any::<bool>(), 40),
+            flips in proptest::collection::vec(0..40usize, 0..8),
+        ) {
+            // A valid test: the random bits, with each falsified clause's first literal made
+            // true in turn until none is left (or give up on an unsatisfiable mix).
+            let cnf = Cnf::from_clauses(40, &clauses);
+            let checker = Checker::new(&cnf);
+            let mut valid = Assignment::from_bit_string(&bits.iter().map(|&b| if b { '1' } else { '0' }).collect::<String>()).unwrap();
+            for _ in 0..200 {
+                match checker.first_violated(&valid) {
+                    Some(c) => {
+                        let l = cnf.clause(c)[0];
+                        valid.set(var_index(l), l > 0);
+                    }
+                    None => break,
+                }
+            }
+            prop_assume!(checker.satisfies(&valid));
+            let mut a = valid.clone();
+            for &v in &flips {
+                a.set(v, !a.get(v));
+            }
+            prop_assert_eq!(checker.satisfies_near(&a, &valid), checker.satisfies(&a));
         }
     }
 }

@@ -223,8 +223,9 @@ impl<'a> Worker<'a> {
                 let sender = sender.clone();
                 scope.spawn(move |_| {
                     let mut prop = this.completer.propagator();
+                    let mut last_valid = None;
                     while let Some((i, lane)) = schedule.take() {
-                        let done = this.in_lane(&mut prop, &tasks[i], lane);
+                        let done = this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane);
                         schedule.release(lane);
                         if sender.send((i, done)).is_err() {
                             break;
@@ -234,8 +235,9 @@ impl<'a> Worker<'a> {
             }
             drop(sender);
             let mut prop = this.completer.propagator();
+            let mut last_valid = None;
             while let Some((i, lane)) = schedule.take() {
-                ready.insert(i, this.in_lane(&mut prop, &tasks[i], lane));
+                ready.insert(i, this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane));
                 schedule.release(lane);
                 ready.extend(receiver.try_iter());
                 hand_over(&mut ready);
@@ -257,11 +259,12 @@ impl<'a> Worker<'a> {
     fn in_lane(
         &self,
         prop: &mut Propagator,
+        last_valid: &mut Option<Assignment>,
         task: &Task,
         lane: Option<usize>,
     ) -> (Verdict, Timing) {
         let (Some(lane), Some(backend)) = (lane, self.sessions) else {
-            return self.one(prop, None, task);
+            return self.one(prop, last_valid, None, task);
         };
         let mut slot = self.lanes[lane].lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
@@ -274,16 +277,32 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        self.one(prop, slot.as_deref_mut(), task)
+        self.one(prop, last_valid, slot.as_deref_mut(), task)
     }
 
     /// A completion's verdict after the check against every clause. The check is made here,
     /// on the rank's threads, so that the coordinator only merges: it was a third of the
-    /// coordinator's time per test when made there.
-    fn checked(&self, result: Result<Completed, Failure>) -> Verdict {
+    /// coordinator's time per test when made there. `last_valid` is the last test this
+    /// thread's check passed: the new one is checked where it differs from it
+    /// ([`Checker::satisfies_near`]), and takes its place if it passes.
+    fn checked(
+        &self,
+        result: Result<Completed, Failure>,
+        last_valid: &mut Option<Assignment>,
+    ) -> Verdict {
         match result {
-            Ok(done) if self.checker.satisfies(&done.test) => Verdict::Completed(done),
-            Ok(_) => Verdict::Invalid,
+            Ok(done) => {
+                let valid = match last_valid {
+                    Some(valid) => self.checker.satisfies_near(&done.test, valid),
+                    None => self.checker.satisfies(&done.test),
+                };
+                if valid {
+                    *last_valid = Some(done.test.clone());
+                    Verdict::Completed(done)
+                } else {
+                    Verdict::Invalid
+                }
+            }
             Err(failure) => Verdict::Failed(failure),
         }
     }
@@ -306,13 +325,14 @@ impl<'a> Worker<'a> {
     fn one(
         &self,
         prop: &mut Propagator,
+        last_valid: &mut Option<Assignment>,
         session: Option<&mut (dyn Session + 'a)>,
         task: &Task,
     ) -> (Verdict, Timing) {
         if self.budget.exhausted() {
             return (Verdict::Skipped, [None, None]);
         }
-        let verdict = |result| self.checked(result);
+        let mut verdict = |result| self.checked(result, last_valid);
         match task {
             Task::Solve { seed } => {
                 let t = Instant::now();
@@ -449,29 +469,42 @@ mod tests {
     use crate::sampler::repair::Route;
 
     /// A completion that falsifies a clause never becomes a test: the worker's check turns
-    /// it into `Invalid` (what a solver's internal error would give).
+    /// it into `Invalid` (what a solver's internal error would give), also when it is
+    /// checked only where it differs from the last valid test.
     #[test]
     fn completions_failing_a_clause_are_invalid() {
-        let cnf = Cnf::from_clauses(2, &[vec![1, 2]]);
+        let cnf = Cnf::from_clauses(40, &[vec![1, 2], vec![-3, 40]]);
         let checker = Checker::new(&cnf);
         let worker = Worker::new(&checker, Solvers::splr(), Budget::unlimited());
-        let completed = |bits: &str| {
+        let completed = |head: &str| {
             Ok(Completed {
-                test: Assignment::from_bit_string(bits).unwrap(),
+                test: Assignment::from_bit_string(&format!("{head:0<40}")).unwrap(),
                 route: Route::Solver,
                 solver_calls: 1,
                 kept: 0,
                 fresh: false,
             })
         };
-        assert!(matches!(worker.checked(completed("00")), Verdict::Invalid));
-        assert!(matches!(worker.checked(completed("0")), Verdict::Invalid));
+        let mut last_valid = None;
+        let mut checked = |result| worker.checked(result, &mut last_valid);
+        assert!(matches!(checked(completed("00")), Verdict::Invalid));
+        assert!(matches!(checked(completed("01")), Verdict::Completed(_)));
+        // One or two variables away from the last valid test (checked where they differ).
+        assert!(matches!(checked(completed("00")), Verdict::Invalid));
+        assert!(matches!(checked(completed("011")), Verdict::Invalid));
+        assert!(matches!(checked(completed("11")), Verdict::Completed(_)));
+        assert!(matches!(checked(completed("10")), Verdict::Completed(_)));
+        assert!(matches!(checked(completed("00")), Verdict::Invalid));
+        let short = Ok(Completed {
+            test: Assignment::from_bit_string("01").unwrap(),
+            route: Route::Solver,
+            solver_calls: 1,
+            kept: 0,
+            fresh: false,
+        });
+        assert!(matches!(checked(short), Verdict::Invalid));
         assert!(matches!(
-            worker.checked(completed("01")),
-            Verdict::Completed(_)
-        ));
-        assert!(matches!(
-            worker.checked(Err(Failure::Unsat)),
+            checked(Err(Failure::Unsat)),
             Verdict::Failed(Failure::Unsat)
         ));
     }
