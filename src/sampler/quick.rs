@@ -192,7 +192,7 @@ impl Quick<'_> {
         let epoch = self.report.epochs;
         self.report.epochs += 1;
         let t = Instant::now();
-        let mut prop = self.completer.propagator();
+        let mut prop = None;
         let seed = derive_seed(self.config.seed, 100, epoch);
         let sigma = match self.completer.fresh(&mut prop, None, seed) {
             Ok(done) => {

@@ -222,7 +222,7 @@ impl<'a> Worker<'a> {
             for _ in 1..rayon::current_num_threads() {
                 let sender = sender.clone();
                 scope.spawn(move |_| {
-                    let mut prop = this.completer.propagator();
+                    let mut prop = None;
                     let mut last_valid = None;
                     while let Some((i, lane)) = schedule.take() {
                         let done = this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane);
@@ -234,7 +234,7 @@ impl<'a> Worker<'a> {
                 });
             }
             drop(sender);
-            let mut prop = this.completer.propagator();
+            let mut prop = None;
             let mut last_valid = None;
             while let Some((i, lane)) = schedule.take() {
                 ready.insert(i, this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane));
@@ -256,9 +256,9 @@ impl<'a> Worker<'a> {
     }
 
     /// Does one task with the session of `lane` (opening it first), or without a session.
-    fn in_lane(
-        &self,
-        prop: &mut Propagator,
+    fn in_lane<'s>(
+        &'s self,
+        prop: &mut Option<Propagator<'s>>,
         last_valid: &mut Option<Assignment>,
         task: &Task,
         lane: Option<usize>,
@@ -322,9 +322,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn one(
-        &self,
-        prop: &mut Propagator,
+    fn one<'s>(
+        &'s self,
+        prop: &mut Option<Propagator<'s>>,
         last_valid: &mut Option<Assignment>,
         session: Option<&mut (dyn Session + 'a)>,
         task: &Task,
