@@ -33,12 +33,6 @@ impl<'s> DeltaPool<'s> {
         let mut next: Vec<u32> = Vec::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut counts: Vec<u64> = Vec::new();
-        let delta_eq = |(a, b): (u32, u32), (c, d): (u32, u32)| {
-            let words = |i: u32| samples[i as usize].words();
-            (words(a).iter().zip(words(b)))
-                .zip(words(c).iter().zip(words(d)))
-                .all(|((a, b), (c, d))| a ^ b == c ^ d)
-        };
         for i in 0..samples.len() as u32 {
             for j in i + 1..samples.len() as u32 {
                 let hash = hashes[i as usize] ^ hashes[j as usize];
@@ -47,7 +41,7 @@ impl<'s> DeltaPool<'s> {
                 }
                 let mut entry = first.get(&hash).copied();
                 while let Some(e) = entry {
-                    if delta_eq(pairs[e as usize], (i, j)) {
+                    if delta_cmp(samples, pairs[e as usize], (i, j)).is_eq() {
                         break;
                     }
                     entry = (next[e as usize] != NONE).then_some(next[e as usize]);
