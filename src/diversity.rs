@@ -7,6 +7,7 @@
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
+use crate::handoff::{Handoff, Napping};
 use miniz_oxide::deflate::core::CompressorOxide;
 use miniz_oxide::deflate::stream::deflate;
 use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
@@ -418,7 +419,9 @@ impl RunningNcd {
 /// terms are the same.
 pub struct NcdThread {
     vars: Vec<usize>,
-    requests: crossbeam_channel::Sender<NcdRequest>,
+    /// Tests go over without waking the thread ([`crate::handoff`]); a request for the
+    /// lengths wakes it.
+    requests: Handoff<NcdRequest>,
     replies: crossbeam_channel::Receiver<(Option<NcdTerms>, Duration)>,
     len: usize,
 }
@@ -447,7 +450,7 @@ impl NcdThread {
         let thread = std::thread::Builder::new().name("snapsat-ncd".into());
         let started = thread.spawn_scoped(scope, move || {
             let mut busy = Duration::ZERO;
-            for request in inbox {
+            for request in Napping(inbox) {
                 match request {
                     NcdRequest::Extend(strings) => {
                         let started = Instant::now();
@@ -463,10 +466,10 @@ impl NcdThread {
             }
         });
         // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
-        started.expect("cannot start NCD's thread");
+        let thread = started.expect("cannot start NCD's thread").thread().clone();
         NcdThread {
             vars,
-            requests,
+            requests: Handoff::new(requests, thread),
             replies,
             len,
         }
@@ -497,6 +500,7 @@ impl NcdThread {
     /// thread's time compressing so far.
     pub fn terms(&mut self) -> (Option<NcdTerms>, Duration) {
         let _ = self.requests.send(NcdRequest::Terms);
+        self.requests.wake();
         self.replies.recv().unwrap_or((None, Duration::ZERO))
     }
 }

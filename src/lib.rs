@@ -39,6 +39,7 @@ pub mod dimacs;
 pub mod distribute;
 pub mod diversity;
 pub mod formula;
+pub mod handoff;
 pub mod metrics;
 pub mod minimize;
 pub mod oracle;

@@ -3,6 +3,7 @@
 
 use crate::assignment::{Assignment, DimacsLines};
 use crate::dimacs::MAX_VARS;
+use crate::handoff::{Handoff, Napping};
 use std::io::{self, Write};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -70,9 +71,10 @@ impl<W: Write> TestWriter<W> {
 /// (LoginService2.sk_23_36's 11,511 variables make 64 KB lines), time in which no verdict was
 /// merged however many ranks waited. Lines go out in the order handed over, each in one
 /// flushed write as [`TestWriter`] makes them; dropping the writer still writes every test
-/// handed over, so an interrupted run keeps them.
+/// handed over, so an interrupted run keeps them. Handing a test over does not wake the
+/// thread ([`crate::handoff`]): it writes within a millisecond.
 pub struct BackgroundWriter<W: Write + Send + 'static> {
-    queue: Option<crossbeam_channel::Sender<Assignment>>,
+    queue: Option<Handoff<Assignment>>,
     thread: Option<JoinHandle<io::Result<Written<W>>>>,
 }
 
@@ -106,7 +108,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
             .name("snapsat-writer".into())
             .spawn(move || {
                 let mut busy = Duration::ZERO;
-                for test in tests {
+                for test in Napping(tests) {
                     let started = Instant::now();
                     writer.write(&test)?;
                     busy += started.elapsed();
@@ -118,7 +120,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
                 })
             })?;
         Ok(BackgroundWriter {
-            queue: Some(queue),
+            queue: Some(Handoff::new(queue, thread.thread().clone())),
             thread: Some(thread),
         })
     }

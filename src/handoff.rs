@@ -1,0 +1,110 @@
+//! Queues from the coordinator to the threads beside it (the suite's writer, NCD's): handing
+//! an item over never wakes the thread. A thread blocked on its queue has to be woken by each
+//! send, and that wake-up (a futex call and an interrupt to the other core) was most of what
+//! merging a verdict cost the coordinator: two-thirds of it on LoginService2.sk_23_36, where
+//! the writer had gone to sleep between tests. The thread naps instead while its queue is
+//! empty, and is woken when it is wanted at once (a request it must answer, the end) or when
+//! items pile up: then the wake-up is paid once for many items.
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use std::thread::Thread;
+use std::time::Duration;
+
+/// How long a thread with nothing to take naps before it looks again: how late a handed-over
+/// test may reach the suite's file at most, for a thousand wake-ups a second of an idle thread.
+const NAP: Duration = Duration::from_millis(1);
+
+/// Items waiting that wake the thread before its nap is over, so that it is never more than
+/// a few items behind (a round's end waits for NCD's thread to take every test in). Waking a
+/// thread that is not asleep costs an atomic swap, no system call; a thread that naps while
+/// items come faster than this is woken once for many of them.
+const WAKE_AT: usize = 16;
+
+/// A queue's receiving end: the items in order, napping while none waits; it ends once the
+/// [`Handoff`] is gone.
+pub struct Napping<T>(pub Receiver<T>);
+
+impl<T> Iterator for Napping<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            match self.0.try_recv() {
+                Ok(item) => return Some(item),
+                Err(TryRecvError::Empty) => std::thread::park_timeout(NAP),
+                Err(TryRecvError::Disconnected) => return None,
+            }
+        }
+    }
+}
+
+/// A queue's sending end, to the thread that takes from it as [`Napping`]. Dropping it closes
+/// the queue and wakes the thread, which then takes what is left and ends.
+pub struct Handoff<T> {
+    sender: Option<Sender<T>>,
+    receiver: Thread,
+}
+
+impl<T> Handoff<T> {
+    /// Hands items over through `sender` to the `receiver` thread.
+    pub fn new(sender: Sender<T>, receiver: Thread) -> Self {
+        Handoff {
+            sender: Some(sender),
+            receiver,
+        }
+    }
+
+    /// Queues `item` (waiting while the queue is full), waking the thread only once
+    /// [`WAKE_AT`] items wait; the item back if the thread has ended.
+    pub fn send(&self, item: T) -> Result<(), T> {
+        let Some(sender) = &self.sender else {
+            return Err(item);
+        };
+        sender.send(item).map_err(|e| e.into_inner())?;
+        if sender.len() >= WAKE_AT {
+            self.wake();
+        }
+        Ok(())
+    }
+
+    /// Makes the thread look at its queue now.
+    pub fn wake(&self) {
+        self.receiver.unpark();
+    }
+}
+
+impl<T> Drop for Handoff<T> {
+    fn drop(&mut self) {
+        self.sender = None;
+        self.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items arrive in order without a wake-up, and dropping the sending end ends the thread
+    /// with every item taken.
+    #[test]
+    fn items_arrive_in_order_and_the_end_wakes_the_thread() {
+        let (sender, receiver) = crossbeam_channel::bounded(4);
+        let thread = std::thread::spawn(move || Napping(receiver).collect::<Vec<u32>>());
+        let handoff = Handoff::new(sender, thread.thread().clone());
+        for i in 0..100 {
+            handoff.send(i).unwrap();
+        }
+        // Long enough for the thread to be napping, many naps over.
+        std::thread::sleep(Duration::from_millis(20));
+        drop(handoff);
+        assert_eq!(thread.join().unwrap(), (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_send_after_the_thread_ended_gives_the_item_back() {
+        let (sender, receiver) = crossbeam_channel::bounded(1);
+        let handoff = Handoff::new(sender, std::thread::current());
+        drop(receiver);
+        assert_eq!(handoff.send(7), Err(7));
+    }
+}
