@@ -407,12 +407,11 @@ impl<'a> Completer<'a> {
     }
 }
 
+/// Fair coin flips for `len` variables, 64 a draw: drawn a bit at a time they had been 4% of
+/// the solver thread's work on 70.sk_3_40 (4,670 variables a fresh solution).
 fn random_assignment(len: usize, rng: &mut impl Rng) -> Assignment {
-    let mut a = Assignment::zeros(len);
-    for v in 0..len {
-        a.set(v, rng.gen());
-    }
-    a
+    let words = (0..len.div_ceil(64)).map(|_| rng.next_u64()).collect();
+    Assignment::from_words(words, len)
 }
 
 #[cfg(test)]
