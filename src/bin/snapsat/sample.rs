@@ -88,7 +88,8 @@ pub struct SampleArgs {
     /// formula and starts cold. Default: the threads of the rank.
     #[arg(long, value_name = "LANES", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     pub lanes: Option<u64>,
-    /// Write tests here (default: standard output), one a line, each as soon as it is found.
+    /// Write tests here (default: standard output), one a line, each within a millisecond of
+    /// being found.
     /// The file is created (or emptied) only once the first test is ready.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
