@@ -55,7 +55,7 @@ impl<T> Handoff<T> {
     }
 
     /// Queues `item` (waiting while the queue is full), waking the thread only once
-    /// [`WAKE_AT`] items wait; the item back if the thread has ended.
+    /// `WAKE_AT` items wait; the item back if the thread has ended.
     pub fn send(&self, item: T) -> Result<(), T> {
         let Some(sender) = &self.sender else {
             return Err(item);
