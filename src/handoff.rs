@@ -55,13 +55,14 @@ impl<T> Handoff<T> {
     }
 
     /// Queues `item` (waiting while the queue is full), waking the thread only once
-    /// `WAKE_AT` items wait; the item back if the thread has ended.
+    /// `WAKE_AT` items wait or the queue is full (a queue of a few very wide tests: the next
+    /// send would wait out the thread's nap); the item back if the thread has ended.
     pub fn send(&self, item: T) -> Result<(), T> {
         let Some(sender) = &self.sender else {
             return Err(item);
         };
         sender.send(item).map_err(|e| e.into_inner())?;
-        if sender.len() >= WAKE_AT {
+        if sender.len() >= WAKE_AT || sender.is_full() {
             self.wake();
         }
         Ok(())
