@@ -41,6 +41,7 @@ impl<T> Iterator for Napping<T> {
 /// A queue's sending end, to the thread that takes from it as [`Napping`]. Dropping it closes
 /// the queue and wakes the thread, which then takes what is left and ends.
 pub struct Handoff<T> {
+    /// `None` only while it is dropped: the queue closes before the thread is woken.
     sender: Option<Sender<T>>,
     receiver: Thread,
 }
@@ -58,9 +59,7 @@ impl<T> Handoff<T> {
     /// `WAKE_AT` items wait or the queue is full (a queue of a few very wide tests: the next
     /// send would wait out the thread's nap); the item back if the thread has ended.
     pub fn send(&self, item: T) -> Result<(), T> {
-        let Some(sender) = &self.sender else {
-            return Err(item);
-        };
+        let sender = self.sender.as_ref().expect("open until dropped");
         sender.send(item).map_err(|e| e.into_inner())?;
         if sender.len() >= WAKE_AT || sender.is_full() {
             self.wake();
