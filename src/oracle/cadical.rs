@@ -362,6 +362,10 @@ impl Session for CadicalSession<'_> {
     fn solver_calls(&self) -> u64 {
         self.calls
     }
+
+    fn open_variables(&self) -> usize {
+        self.unsettled.len()
+    }
 }
 
 #[cfg(test)]

@@ -106,6 +106,11 @@ pub trait Session: Send {
     /// Queries that reached the solver so far; one answered from what the session remembers
     /// (a known core) did not.
     fn solver_calls(&self) -> u64;
+
+    /// Variables whose values the session's models do not all share: what a query still
+    /// decides, once unit propagation and the solver's own root-level reasoning have fixed
+    /// the rest.
+    fn open_variables(&self) -> usize;
 }
 
 /// The solvers of a run: the oracle for one-shot questions and, when chosen, the backend

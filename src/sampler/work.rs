@@ -6,12 +6,12 @@
 //! order: one process on its rayon threads ([`LocalWorkforce`]) and many ranks
 //! ([`crate::distribute`]) give the same suite for the same seed.
 
-use super::repair::{Completed, Completer, Failure};
+use super::repair::{Completed, Completer, Failure, Lane};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase, Quantiles};
-use crate::oracle::{Session, SessionBackend, Solvers};
+use crate::oracle::{SessionBackend, Solvers};
 use crate::propagate::Propagator;
 use crate::verify::Checker;
 use rayon::prelude::*;
@@ -122,8 +122,9 @@ pub struct Worker<'a> {
     completer: Completer<'a>,
     /// Opens a session per lane when the run uses an incremental backend.
     sessions: Option<&'a dyn SessionBackend>,
-    /// Each lane's session, opened by the lane's first task and kept across rounds.
-    lanes: Vec<Mutex<Option<Box<dyn Session + 'a>>>>,
+    /// Each lane's session (with its record of repairs by propagation), opened by the lane's
+    /// first task and kept across rounds.
+    lanes: Vec<Mutex<Option<Lane<'a>>>>,
     centroids: Vec<Assignment>,
     /// Clauses each centroid falsifies, for checking candidates by their flips alone.
     violated: Vec<Vec<u32>>,
@@ -270,14 +271,14 @@ impl<'a> Worker<'a> {
         if slot.is_none() {
             let budget = self.budget;
             match backend.open(self.checker.cnf(), budget) {
-                Ok(session) => *slot = Some(session),
+                Ok(session) => *slot = Some(Lane::new(session)),
                 Err(why) => {
                     let why = format!("{} could not load the formula: {why}", backend.name());
                     return (Verdict::Failed(Failure::Unknown(why)), [None, None]);
                 }
             }
         }
-        self.one(prop, last_valid, slot.as_deref_mut(), task)
+        self.one(prop, last_valid, slot.as_mut(), task)
     }
 
     /// A completion's verdict after the check against every clause. The check is made here,
@@ -326,7 +327,7 @@ impl<'a> Worker<'a> {
         &'s self,
         prop: &mut Option<Propagator<'s>>,
         last_valid: &mut Option<Assignment>,
-        session: Option<&mut (dyn Session + 'a)>,
+        lane: Option<&mut Lane<'a>>,
         task: &Task,
     ) -> (Verdict, Timing) {
         if self.budget.exhausted() {
@@ -336,7 +337,8 @@ impl<'a> Worker<'a> {
         match task {
             Task::Solve { seed } => {
                 let t = Instant::now();
-                let result = self.completer.fresh(prop, session.map(|s| s as _), *seed);
+                let session = lane.map(|lane| lane.session.as_mut() as _);
+                let result = self.completer.fresh(prop, session, *seed);
                 (
                     verdict(result),
                     [Some((Phase::InitialSolve, t.elapsed())), None],
@@ -358,9 +360,7 @@ impl<'a> Worker<'a> {
                     return (Verdict::Valid(test), [verify, None]);
                 }
                 let t = Instant::now();
-                let result =
-                    self.completer
-                        .repair(prop, session.map(|s| s as _), &test, delta, *seed);
+                let result = self.completer.repair(prop, lane, &test, delta, *seed);
                 (
                     verdict(result),
                     [verify, Some((Phase::Repair, t.elapsed()))],
