@@ -1,8 +1,10 @@
 //! Unit propagation over a partial assignment, reusable across many calls on one formula.
 //!
 //! Repair and completion fix some variables and let propagation settle most of the rest, so the
-//! solver only sees what propagation leaves open. Counters of false literals per clause are kept
-//! instead of watched literals so that the formula itself stays shared and immutable.
+//! solver only sees what propagation leaves open. Two watched literals per clause: each
+//! propagator keeps which two literals it watches in every clause (the formula itself stays
+//! shared and immutable), so an assignment visits only the clauses watching the literal it
+//! falsifies, and undoing it touches nothing but the values.
 
 use crate::assignment::Assignment;
 use crate::formula::{var_index, Cnf, Lit};
@@ -12,8 +14,8 @@ use crate::formula::{var_index, Cnf, Lit};
 /// checked clause by clause. Contradicting units force nothing here (a solver then finds
 /// the formula unsatisfiable, and a check the contradiction).
 pub fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
-    let occurrences = LiteralOccurrences::new(cnf);
-    let mut propagator = Propagator::new(cnf, &occurrences);
+    let watches = Watches::new(cnf);
+    let mut propagator = Propagator::new(cnf, &watches);
     if propagator.assign_units().is_err() {
         propagator.reset();
     }
@@ -34,21 +36,37 @@ fn code(lit: Lit) -> usize {
     2 * var_index(lit) + usize::from(lit < 0)
 }
 
-/// For each literal, the clauses it occurs in (once per occurrence); built once per formula.
-pub struct LiteralOccurrences {
+/// Where each clause is watched at first: built once per formula, copied by each propagator.
+#[derive(Clone)]
+pub struct Watches {
+    /// Per clause: its first two distinct literals (the one twice when it has no other; an
+    /// empty clause is watched nowhere, and only [`Propagator::assign_units`] sees it).
+    watched: Vec<[Lit; 2]>,
+    /// Per literal: the clauses watching it, visited when it becomes false.
     by_literal: Vec<Vec<u32>>,
 }
 
-impl LiteralOccurrences {
-    /// The clauses each literal occurs in, for `cnf`.
+impl Watches {
+    /// The initial watches of `cnf`.
     pub fn new(cnf: &Cnf) -> Self {
+        let mut watched = Vec::with_capacity(cnf.num_clauses());
         let mut by_literal = vec![Vec::new(); 2 * cnf.num_vars()];
         for (i, clause) in cnf.clauses().enumerate() {
-            for &lit in clause {
-                by_literal[code(lit)].push(i as u32);
+            let Some(&first) = clause.first() else {
+                watched.push([0, 0]);
+                continue;
+            };
+            let second = clause.iter().copied().find(|&l| l != first);
+            by_literal[code(first)].push(i as u32);
+            if let Some(second) = second {
+                by_literal[code(second)].push(i as u32);
             }
+            watched.push([first, second.unwrap_or(first)]);
         }
-        LiteralOccurrences { by_literal }
+        Watches {
+            watched,
+            by_literal,
+        }
     }
 }
 
@@ -59,12 +77,11 @@ pub struct Conflict;
 /// A partial assignment with propagation; cheap to reset, so one serves many calls.
 pub struct Propagator<'a> {
     cnf: &'a Cnf,
-    occurrences: &'a LiteralOccurrences,
     /// 0 unassigned, 1 true, -1 false, per variable.
     value: Vec<i8>,
-    false_count: Vec<u32>,
+    watches: Watches,
     trail: Vec<Lit>,
-    /// Trail entries before this index have had their clauses' counters updated.
+    /// Trail entries before this index have had their watching clauses visited.
     processed: usize,
     /// Where the trail ends once the unit clauses are propagated, while that prefix stands:
     /// a completion starts from there, and 20.sk_1_51's 5,338 units had been propagated anew
@@ -73,13 +90,12 @@ pub struct Propagator<'a> {
 }
 
 impl<'a> Propagator<'a> {
-    /// A propagator over `cnf` with nothing assigned.
-    pub fn new(cnf: &'a Cnf, occurrences: &'a LiteralOccurrences) -> Self {
+    /// A propagator over `cnf` with nothing assigned, watching as `watches` (made for `cnf`).
+    pub fn new(cnf: &'a Cnf, watches: &Watches) -> Self {
         Propagator {
             cnf,
-            occurrences,
             value: vec![0; cnf.num_vars()],
-            false_count: vec![0; cnf.num_clauses()],
+            watches: watches.clone(),
             trail: Vec::new(),
             processed: 0,
             units_mark: None,
@@ -105,17 +121,14 @@ impl<'a> Propagator<'a> {
         self.trail.len()
     }
 
-    /// Unassigns everything assigned since `mark`.
+    /// Unassigns everything assigned since `mark`. The watches stay as they are: a clause
+    /// watches two literals that were not false when it last moved them, and undoing only
+    /// unassigns.
     pub fn undo_to(&mut self, mark: usize) {
-        while self.trail.len() > mark {
-            let lit = self.trail.pop().unwrap();
-            if self.trail.len() < self.processed {
-                for &c in &self.occurrences.by_literal[code(-lit)] {
-                    self.false_count[c as usize] -= 1;
-                }
-            }
+        for &lit in &self.trail[mark.min(self.trail.len())..] {
             self.value[var_index(lit)] = 0;
         }
+        self.trail.truncate(mark);
         self.processed = self.processed.min(mark);
         if self.units_mark.is_some_and(|units| mark < units) {
             self.units_mark = None;
@@ -144,48 +157,57 @@ impl<'a> Propagator<'a> {
     }
 
     fn propagate(&mut self) -> Result<(), Conflict> {
-        let mut conflict = false;
-        while self.processed < self.trail.len() && !conflict {
-            let lit = self.trail[self.processed];
+        while self.processed < self.trail.len() {
+            let falsified = -self.trail[self.processed];
             self.processed += 1;
-            // Every counter is updated even after a conflict, so that undo stays exact.
-            for &c in &self.occurrences.by_literal[code(-lit)] {
-                let c = c as usize;
-                self.false_count[c] += 1;
-                if conflict {
-                    continue;
-                }
-                let clause = self.cnf.clause(c);
-                let falses = self.false_count[c] as usize;
-                if falses + 1 < clause.len() {
-                    continue;
-                }
-                let mut open = None;
-                let mut satisfied = false;
-                for &l in clause {
-                    match self.literal_value(l) {
-                        Some(true) => {
-                            satisfied = true;
-                            break;
-                        }
-                        None => open = Some(l),
-                        Some(false) => {}
-                    }
-                }
-                if satisfied {
-                    continue;
-                }
-                match open {
-                    Some(l) => self.enqueue(l),
-                    None => conflict = true,
-                }
+            let mut watching = std::mem::take(&mut self.watches.by_literal[code(falsified)]);
+            let conflict = self.visit(falsified, &mut watching);
+            self.watches.by_literal[code(falsified)] = watching;
+            if conflict {
+                return Err(Conflict);
             }
         }
-        if conflict {
-            Err(Conflict)
-        } else {
-            Ok(())
+        Ok(())
+    }
+
+    /// Visits the clauses `watching` the literal just `falsified`: each moves that watch to
+    /// another literal not false, or is satisfied by its other watch, or makes that one
+    /// true, or is the conflict (true). Clauses that move their watch leave `watching`.
+    fn visit(&mut self, falsified: Lit, watching: &mut Vec<u32>) -> bool {
+        let mut i = 0;
+        while i < watching.len() {
+            let c = watching[i] as usize;
+            let [first, second] = self.watches.watched[c];
+            let other = if first == falsified { second } else { first };
+            let other_value = if other == falsified {
+                Some(false)
+            } else {
+                self.literal_value(other)
+            };
+            if other_value == Some(true) {
+                i += 1;
+                continue;
+            }
+            let replacement = self
+                .cnf
+                .clause(c)
+                .iter()
+                .copied()
+                .find(|&l| l != first && l != second && self.literal_value(l) != Some(false));
+            match (replacement, other_value) {
+                (Some(l), _) => {
+                    self.watches.watched[c] = [other, l];
+                    self.watches.by_literal[code(l)].push(c as u32);
+                    watching.swap_remove(i);
+                }
+                (None, None) => {
+                    self.enqueue(other);
+                    i += 1;
+                }
+                (None, Some(_)) => return true,
+            }
         }
+        false
     }
 
     /// Assigns every unit clause of the formula; fails when they contradict.
@@ -193,7 +215,8 @@ impl<'a> Propagator<'a> {
         for clause in self.cnf.clauses() {
             match clause {
                 [] => return Err(Conflict),
-                [lit] => self.assign(*lit)?,
+                // A literal repeated is still a unit clause.
+                [lit, rest @ ..] if rest.iter().all(|l| l == lit) => self.assign(*lit)?,
                 _ => {}
             }
         }
@@ -279,7 +302,7 @@ mod tests {
     #[test]
     fn propagation_follows_implications_and_undoes_exactly() {
         let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-2, 3], vec![-3, -1, 4]]);
-        let occ = LiteralOccurrences::new(&cnf);
+        let occ = Watches::new(&cnf);
         let mut p = Propagator::new(&cnf, &occ);
         p.assign(1).unwrap();
         assert_eq!(
@@ -303,7 +326,7 @@ mod tests {
     fn resetting_to_units_keeps_exactly_what_they_force() {
         // x1 is a unit implying x2; x3 and x4 are open.
         let cnf = Cnf::from_clauses(4, &[vec![1], vec![-1, 2], vec![-2, -3, 4]]);
-        let occ = LiteralOccurrences::new(&cnf);
+        let occ = Watches::new(&cnf);
         let mut p = Propagator::new(&cnf, &occ);
         let values = |p: &Propagator| (0..4).map(|v| p.value(v)).collect::<Vec<_>>();
         let forced = [Some(true), Some(true), None, None];
@@ -320,30 +343,110 @@ mod tests {
         p.assign(4).unwrap();
         p.reset_to_units().unwrap();
         assert_eq!(values(&p), forced);
-        assert_eq!(p.false_count, {
-            let mut q = Propagator::new(&cnf, &occ);
-            q.assign_units().unwrap();
-            q.false_count
-        });
+        let mut q = Propagator::new(&cnf, &occ);
+        q.assign_units().unwrap();
+        assert_eq!(values(&p), values(&q));
     }
 
     #[test]
     fn residual_keeps_only_open_literals_of_open_clauses() {
         let cnf = Cnf::from_clauses(3, &[vec![1, 2], vec![-1, 2, 3], vec![2, 3]]);
-        let occ = LiteralOccurrences::new(&cnf);
+        let occ = Watches::new(&cnf);
         let mut p = Propagator::new(&cnf, &occ);
         p.assign(1).unwrap();
         assert_eq!(p.residual(), vec![vec![2, 3], vec![2, 3]]);
     }
 
+    /// Unit propagation by scanning every clause until nothing changes: the values `fixed`
+    /// force, or `None` on a conflict.
+    fn propagated_by_scanning(cnf: &Cnf, fixed: &[Lit]) -> Option<Vec<Option<bool>>> {
+        let mut value = vec![None; cnf.num_vars()];
+        for &lit in fixed {
+            match value[var_index(lit)] {
+                Some(v) if v != (lit > 0) => return None,
+                _ => value[var_index(lit)] = Some(lit > 0),
+            }
+        }
+        loop {
+            let mut changed = false;
+            for clause in cnf.clauses() {
+                let holds = |l: Lit| value[var_index(l)].map(|v| v == (l > 0));
+                if clause.iter().any(|&l| holds(l) == Some(true)) {
+                    continue;
+                }
+                let open: Vec<Lit> = clause
+                    .iter()
+                    .copied()
+                    .filter(|&l| holds(l).is_none())
+                    .collect();
+                match open.as_slice() {
+                    [] => return None,
+                    [l, rest @ ..] if rest.iter().all(|r| r == l) => {
+                        value[var_index(*l)] = Some(*l > 0);
+                        changed = true;
+                    }
+                    _ => {}
+                }
+            }
+            if !changed {
+                return Some(value);
+            }
+        }
+    }
+
     proptest! {
+        /// After the unit clauses and any sequence of assignments and undos, the values are
+        /// exactly what scanning every clause propagates from the literals assigned and kept, and an assignment
+        /// fails exactly when scanning finds a conflict.
+        #[test]
+        fn watched_propagation_matches_scanning_every_clause(
+            clauses in crate::testing::arbitrary_clauses(8, 5, 24),
+            steps in proptest::collection::vec((-8i32..=8, any::<bool>()), 1..40),
+        ) {
+            let cnf = Cnf::from_clauses(8, &clauses);
+            let watches = Watches::new(&cnf);
+            let mut p = Propagator::new(&cnf, &watches);
+            // Scanning propagates the unit clauses too.
+            if p.assign_units().is_err() {
+                prop_assert_eq!(propagated_by_scanning(&cnf, &[]), None);
+                return Ok(());
+            }
+            // The literals assigned and kept, with the trail mark before each.
+            let mut kept: Vec<(Lit, usize)> = Vec::new();
+            for (lit, undo) in steps {
+                if undo || lit == 0 {
+                    if let Some((_, mark)) = kept.pop() {
+                        p.undo_to(mark);
+                    }
+                } else {
+                    let mark = p.mark();
+                    let fixed: Vec<Lit> = kept.iter().map(|&(l, _)| l).chain([lit]).collect();
+                    let expected = propagated_by_scanning(&cnf, &fixed);
+                    let before: Vec<_> = (0..8).map(|v| p.value(v)).collect();
+                    match p.assign(lit) {
+                        Ok(()) => {
+                            prop_assert_eq!(Some((0..8).map(|v| p.value(v)).collect()), expected);
+                            kept.push((lit, mark));
+                        }
+                        Err(Conflict) => {
+                            prop_assert_eq!(expected, None);
+                            prop_assert_eq!((0..8).map(|v| p.value(v)).collect::<Vec<_>>(), before);
+                        }
+                    }
+                }
+                let fixed: Vec<Lit> = kept.iter().map(|&(l, _)| l).collect();
+                let now: Vec<_> = (0..8).map(|v| p.value(v)).collect();
+                prop_assert_eq!(Some(now), propagated_by_scanning(&cnf, &fixed));
+            }
+        }
+
         #[test]
         fn greedy_completion_yields_a_model_or_reports_failure(
             clauses in crate::testing::arbitrary_clauses(10, 4, 30),
             prefs in proptest::collection::vec(any::<bool>(), 10),
         ) {
             let cnf = Cnf::from_clauses(10, &clauses);
-            let occ = LiteralOccurrences::new(&cnf);
+            let occ = Watches::new(&cnf);
             let mut p = Propagator::new(&cnf, &occ);
             let prefs: String = prefs.iter().map(|&b| if b { '1' } else { '0' }).collect();
             let prefs = Assignment::from_bit_string(&prefs).unwrap();
@@ -351,7 +454,7 @@ mod tests {
                 prop_assert!(Checker::new(&cnf).satisfies(&p.to_assignment(&prefs)));
             }
             p.reset();
-            prop_assert!(p.false_count.iter().all(|&c| c == 0));
+            prop_assert!((0..10).all(|v| p.value(v).is_none()));
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
 use crate::oracle::{Answer, Oracle, Outcome, Preprocessing, Query, Session, Steering};
-use crate::propagate::{LiteralOccurrences, Propagator};
+use crate::propagate::{Propagator, Watches};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -130,7 +130,7 @@ impl PropagationFirst {
 pub struct Completer<'a> {
     cnf: &'a Cnf,
     pub(super) checker: &'a Checker<'a>,
-    occurrences: LiteralOccurrences,
+    watches: Watches,
     oracle: &'a dyn Oracle,
     pub(super) projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
@@ -146,7 +146,7 @@ impl<'a> Completer<'a> {
         Completer {
             cnf,
             checker,
-            occurrences: LiteralOccurrences::new(cnf),
+            watches: Watches::new(cnf),
             oracle,
             projection: cnf.projection(),
             in_support: {
@@ -162,7 +162,7 @@ impl<'a> Completer<'a> {
 
     /// A propagator for one thread's use.
     pub fn propagator(&self) -> Propagator<'_> {
-        Propagator::new(self.cnf, &self.occurrences)
+        Propagator::new(self.cnf, &self.watches)
     }
 
     /// A fresh solution under `seed`: a random cube over the independent support, random
