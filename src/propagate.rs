@@ -14,8 +14,7 @@ use crate::formula::{var_index, Cnf, Lit};
 /// checked clause by clause. Contradicting units force nothing here (a solver then finds
 /// the formula unsatisfiable, and a check the contradiction).
 pub fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
-    let watches = Watches::new(cnf);
-    let mut propagator = Propagator::new(cnf, &watches);
+    let mut propagator = Propagator::new(cnf, Watches::new(cnf));
     if propagator.assign_units().is_err() {
         propagator.reset();
     }
@@ -36,7 +35,8 @@ fn code(lit: Lit) -> usize {
     2 * var_index(lit) + usize::from(lit < 0)
 }
 
-/// Where each clause is watched at first: built once per formula, copied by each propagator.
+/// Where each clause is watched at first: built once per formula, and copied for each
+/// propagator that works on it beside others.
 #[derive(Clone)]
 pub struct Watches {
     /// Per clause: its first two distinct literals (the one twice when it has no other; an
@@ -91,11 +91,11 @@ pub struct Propagator<'a> {
 
 impl<'a> Propagator<'a> {
     /// A propagator over `cnf` with nothing assigned, watching as `watches` (made for `cnf`).
-    pub fn new(cnf: &'a Cnf, watches: &Watches) -> Self {
+    pub fn new(cnf: &'a Cnf, watches: Watches) -> Self {
         Propagator {
             cnf,
             value: vec![0; cnf.num_vars()],
-            watches: watches.clone(),
+            watches,
             trail: Vec::new(),
             processed: 0,
             units_mark: None,
@@ -302,8 +302,8 @@ mod tests {
     #[test]
     fn propagation_follows_implications_and_undoes_exactly() {
         let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-2, 3], vec![-3, -1, 4]]);
-        let occ = Watches::new(&cnf);
-        let mut p = Propagator::new(&cnf, &occ);
+        let watches = Watches::new(&cnf);
+        let mut p = Propagator::new(&cnf, watches.clone());
         p.assign(1).unwrap();
         assert_eq!(
             (p.value(1), p.value(2), p.value(3)),
@@ -326,8 +326,8 @@ mod tests {
     fn resetting_to_units_keeps_exactly_what_they_force() {
         // x1 is a unit implying x2; x3 and x4 are open.
         let cnf = Cnf::from_clauses(4, &[vec![1], vec![-1, 2], vec![-2, -3, 4]]);
-        let occ = Watches::new(&cnf);
-        let mut p = Propagator::new(&cnf, &occ);
+        let watches = Watches::new(&cnf);
+        let mut p = Propagator::new(&cnf, watches.clone());
         let values = |p: &Propagator| (0..4).map(|v| p.value(v)).collect::<Vec<_>>();
         let forced = [Some(true), Some(true), None, None];
         p.reset_to_units().unwrap();
@@ -343,7 +343,7 @@ mod tests {
         p.assign(4).unwrap();
         p.reset_to_units().unwrap();
         assert_eq!(values(&p), forced);
-        let mut q = Propagator::new(&cnf, &occ);
+        let mut q = Propagator::new(&cnf, watches.clone());
         q.assign_units().unwrap();
         assert_eq!(values(&p), values(&q));
     }
@@ -351,8 +351,8 @@ mod tests {
     #[test]
     fn residual_keeps_only_open_literals_of_open_clauses() {
         let cnf = Cnf::from_clauses(3, &[vec![1, 2], vec![-1, 2, 3], vec![2, 3]]);
-        let occ = Watches::new(&cnf);
-        let mut p = Propagator::new(&cnf, &occ);
+        let watches = Watches::new(&cnf);
+        let mut p = Propagator::new(&cnf, watches.clone());
         p.assign(1).unwrap();
         assert_eq!(p.residual(), vec![vec![2, 3], vec![2, 3]]);
     }
@@ -405,7 +405,7 @@ mod tests {
         ) {
             let cnf = Cnf::from_clauses(8, &clauses);
             let watches = Watches::new(&cnf);
-            let mut p = Propagator::new(&cnf, &watches);
+            let mut p = Propagator::new(&cnf, watches);
             // Scanning propagates the unit clauses too.
             if p.assign_units().is_err() {
                 prop_assert_eq!(propagated_by_scanning(&cnf, &[]), None);
@@ -446,8 +446,8 @@ mod tests {
             prefs in proptest::collection::vec(any::<bool>(), 10),
         ) {
             let cnf = Cnf::from_clauses(10, &clauses);
-            let occ = Watches::new(&cnf);
-            let mut p = Propagator::new(&cnf, &occ);
+            let watches = Watches::new(&cnf);
+            let mut p = Propagator::new(&cnf, watches.clone());
             let prefs: String = prefs.iter().map(|&b| if b { '1' } else { '0' }).collect();
             let prefs = Assignment::from_bit_string(&prefs).unwrap();
             if p.assign_units().is_ok() && p.complete_greedily(&prefs, usize::MAX).is_ok() {

@@ -161,18 +161,17 @@ impl<'a> Completer<'a> {
     }
 
     /// A propagator for one thread's use.
-    pub fn propagator(&self) -> Propagator<'_> {
-        Propagator::new(self.cnf, &self.watches)
+    pub fn propagator(&self) -> Propagator<'a> {
+        Propagator::new(self.cnf, self.watches.clone())
     }
 
     /// A fresh solution under `seed`: a random cube over the independent support, random
     /// preferred values everywhere, and the solver (the `session` when there is one) where
     /// greedy completion fails. `prop` is the thread's propagator, made here on first use:
-    /// with a session none is needed, and making one clears a counter a clause in fresh
-    /// memory (a tenth of a 1000-test run of 56.sk_6_38, one a round and thread).
-    pub fn fresh<'s>(
-        &'s self,
-        prop: &mut Option<Propagator<'s>>,
+    /// with a session none may be needed, and making one copies the formula's watch lists.
+    pub fn fresh(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
         session: Option<&mut dyn Session>,
         seed: u64,
     ) -> Result<Completed, Failure> {
@@ -277,9 +276,9 @@ impl<'a> Completer<'a> {
     /// (those a session names, or else half of them at a time), and falls back to a fresh
     /// solution when none can stay. With a solver lane, propagation along the candidate is
     /// tried first where the lane's [`PropagationFirst`] says it pays.
-    pub fn repair<'s>(
-        &'s self,
-        prop: &mut Option<Propagator<'s>>,
+    pub fn repair(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
         lane: Option<&mut Lane>,
         candidate: &Assignment,
         delta: &Assignment,

@@ -125,6 +125,10 @@ pub struct Worker<'a> {
     /// Each lane's session (with its record of repairs by propagation), opened by the lane's
     /// first task and kept across rounds.
     lanes: Vec<Mutex<Option<Lane<'a>>>>,
+    /// Propagators made in earlier rounds, for the threads of the next: making one copies the
+    /// formula's watch lists (a list a literal). Which thread gets which does not matter: a
+    /// completion starts from the unit clauses whatever the propagator did before.
+    propagators: Mutex<Vec<Propagator<'a>>>,
     centroids: Vec<Assignment>,
     /// Clauses each centroid falsifies, for checking candidates by their flips alone.
     violated: Vec<Vec<u32>>,
@@ -144,6 +148,7 @@ impl<'a> Worker<'a> {
             lanes: (0..solvers.lanes.max(1))
                 .map(|_| Mutex::new(None))
                 .collect(),
+            propagators: Mutex::new(Vec::new()),
             centroids: Vec::new(),
             violated: Vec::new(),
             budget,
@@ -223,7 +228,7 @@ impl<'a> Worker<'a> {
             for _ in 1..rayon::current_num_threads() {
                 let sender = sender.clone();
                 scope.spawn(move |_| {
-                    let mut prop = None;
+                    let mut prop = this.take_propagator();
                     let mut last_valid = None;
                     while let Some((i, lane)) = schedule.take() {
                         let done = this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane);
@@ -232,10 +237,11 @@ impl<'a> Worker<'a> {
                             break;
                         }
                     }
+                    this.keep_propagator(prop);
                 });
             }
             drop(sender);
-            let mut prop = None;
+            let mut prop = this.take_propagator();
             let mut last_valid = None;
             while let Some((i, lane)) = schedule.take() {
                 ready.insert(i, this.in_lane(&mut prop, &mut last_valid, &tasks[i], lane));
@@ -243,6 +249,7 @@ impl<'a> Worker<'a> {
                 ready.extend(receiver.try_iter());
                 hand_over(&mut ready);
             }
+            this.keep_propagator(prop);
             for (i, done) in receiver {
                 ready.insert(i, done);
                 hand_over(&mut ready);
@@ -256,10 +263,26 @@ impl<'a> Worker<'a> {
         outcome
     }
 
+    /// A propagator an earlier round made, if one is left.
+    fn take_propagator(&self) -> Option<Propagator<'a>> {
+        self.propagators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+    }
+
+    /// Keeps a thread's propagator, if it made or took one, for the next round.
+    fn keep_propagator(&self, prop: Option<Propagator<'a>>) {
+        if let Some(prop) = prop {
+            let mut kept = self.propagators.lock().unwrap_or_else(|e| e.into_inner());
+            kept.push(prop);
+        }
+    }
+
     /// Does one task with the session of `lane` (opening it first), or without a session.
-    fn in_lane<'s>(
-        &'s self,
-        prop: &mut Option<Propagator<'s>>,
+    fn in_lane(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
         last_valid: &mut Option<Assignment>,
         task: &Task,
         lane: Option<usize>,
@@ -323,9 +346,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn one<'s>(
-        &'s self,
-        prop: &mut Option<Propagator<'s>>,
+    fn one(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
         last_valid: &mut Option<Assignment>,
         lane: Option<&mut Lane<'a>>,
         task: &Task,
