@@ -467,11 +467,17 @@ impl<'a> Completer<'a> {
     }
 }
 
-/// Fair coin flips for `len` variables, 64 a draw: drawn a bit at a time they had been 4% of
-/// the solver thread's work on 70.sk_3_40 (4,670 variables a fresh solution).
+/// Fair coin flips for `len` variables, a draw each. Drawn 64 variables to a draw (the bits
+/// of one `u64`), the phases cost 4% less of a 70.sk_3_40 run, but xpose.sk_6_134's fresh
+/// solutions came out alike: 1 distinct test of 100 on seeds 1 and 2, where a draw a
+/// variable gives 87 and 44 (and the first solution was not found in 12 s on two more
+/// seeds). Why the solver meets them so differently is not understood; a test holds it.
 fn random_assignment(len: usize, rng: &mut impl Rng) -> Assignment {
-    let words = (0..len.div_ceil(64)).map(|_| rng.next_u64()).collect();
-    Assignment::from_words(words, len)
+    let mut a = Assignment::zeros(len);
+    for v in 0..len {
+        a.set(v, rng.gen());
+    }
+    a
 }
 
 #[cfg(test)]

@@ -17,8 +17,14 @@ pub fn stderr(o: &Output) -> String {
 
 /// A case study from `../shared/benchmarks/paper/`, or `None` (with a note) when absent.
 pub fn case_study(name: &str) -> Option<PathBuf> {
+    benchmark("paper", name)
+}
+
+/// A formula from `../shared/benchmarks/<folder>/`, or `None` (with a note) when absent.
+pub fn benchmark(folder: &str, name: &str) -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/benchmarks/paper")
+        .join("../shared/benchmarks")
+        .join(folder)
         .join(name);
     if path.exists() {
         Some(path)
