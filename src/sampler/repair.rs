@@ -275,7 +275,7 @@ impl<'a> Completer<'a> {
     /// (preferring the candidate's values), frees the kept bits that contradict the formula
     /// (those a session names, or else half of them at a time), and falls back to a fresh
     /// solution when none can stay. With a solver lane, propagation along the candidate is
-    /// tried first where the lane's [`PropagationFirst`] says it pays.
+    /// tried first where the lane's record of it (`PropagationFirst`) says it pays.
     pub fn repair(
         &self,
         prop: &mut Option<Propagator<'a>>,
