@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{benchmark, case_study, snapsat, stderr};
+use common::{case_study, snapsat, stderr};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -592,7 +592,7 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
 #[cfg(feature = "cadical")]
 #[test]
 fn fresh_solutions_of_xpose_differ() {
-    let Some(cnf) = benchmark("large", "xpose.sk_6_134.cnf") else {
+    let Some(cnf) = common::benchmark("large", "xpose.sk_6_134.cnf") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
