@@ -303,7 +303,7 @@ impl<'a> Completer<'a> {
                 let completed = self.complete(thread_prop, &kept, candidate, true, 0, None);
                 lane.propagation.record(completed.is_ok());
                 if let Ok(mut done) = completed {
-                    done.kept = kept.iter().filter(|&&l| done.test.satisfies(l)).count();
+                    done.kept = surviving(&kept, &done.test);
                     return Ok(done);
                 }
             }
@@ -317,7 +317,7 @@ impl<'a> Completer<'a> {
             match self.complete(thread_prop, &kept, candidate, true, rng.gen(), Some(budget)) {
                 Ok(mut done) => {
                     done.solver_calls += solver_calls;
-                    done.kept = kept.iter().filter(|&&l| done.test.satisfies(l)).count();
+                    done.kept = surviving(&kept, &done.test);
                     return Ok(done);
                 }
                 // Kept bits the solver refutes, or cannot settle quickly, are freed by half.
@@ -467,6 +467,11 @@ impl<'a> Completer<'a> {
     }
 }
 
+/// How many of the `kept` literals `test` has: a repair's kept bits that survived it.
+fn surviving(kept: &[Lit], test: &Assignment) -> usize {
+    kept.iter().filter(|&&l| test.satisfies(l)).count()
+}
+
 /// Fair coin flips for `len` variables, a draw each. Drawn 64 variables to a draw (the bits
 /// of one `u64`), the phases cost 4% less of a 70.sk_3_40 run, but xpose.sk_6_134's fresh
 /// solutions came out alike: 1 distinct test of 100 on seeds 1 and 2, where a draw a
@@ -490,15 +495,21 @@ mod tests {
         Cnf::from_clauses(5, &[vec![-1, 2], vec![-2, 3], vec![-3, -4]])
     }
 
+    /// Candidate 1 0 0 1 1 of `chain` is invalid; its delta keeps x1 = 1, so x2 = x3 = 1 and
+    /// x4 = 0 follow.
+    fn invalid_candidate_keeping_x1() -> (Assignment, Assignment) {
+        let candidate = Assignment::from_bit_string("10011").unwrap();
+        let delta = Assignment::from_bit_string("10000").unwrap();
+        (candidate, delta)
+    }
+
     #[test]
     fn repair_keeps_delta_bits_and_follows_the_candidate_elsewhere() {
         let cnf = chain();
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = None;
-        // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
-        let candidate = Assignment::from_bit_string("10011").unwrap();
-        let delta = Assignment::from_bit_string("10000").unwrap();
+        let (candidate, delta) = invalid_candidate_keeping_x1();
         let done = completer
             .repair(&mut prop, None, &candidate, &delta, 7)
             .unwrap();
@@ -625,9 +636,7 @@ mod tests {
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let mut prop = None;
-        // Candidate 1 0 0 1 1 is invalid; delta keeps x1 = 1, so x2 = x3 = 1 and x4 = 0 follow.
-        let candidate = Assignment::from_bit_string("10011").unwrap();
-        let delta = Assignment::from_bit_string("10000").unwrap();
+        let (candidate, delta) = invalid_candidate_keeping_x1();
         let model = Assignment::from_bit_string("11100").unwrap();
         let lane_deciding = |open| {
             let session = Answers {
