@@ -236,18 +236,20 @@ impl<'a> Propagator<'a> {
         Ok(())
     }
 
-    /// Completes the assignment greedily: each open variable takes its preferred value, or the
-    /// other one when that conflicts. Fails (and undoes its decisions) when both conflict, or
-    /// after `max_conflicts` conflicts: each costs a propagation and its undoing, so on tightly
-    /// chained formulas the solver is the cheaper way on.
+    /// Completes the assignment greedily: each open variable, in `order` (which names every
+    /// variable), takes its preferred value, or the other one when that conflicts. Fails (and
+    /// undoes its decisions) when both conflict, or after `max_conflicts` conflicts: each
+    /// costs a propagation and its undoing, so on tightly chained formulas the solver is the
+    /// cheaper way on.
     pub fn complete_greedily(
         &mut self,
         preferred: &Assignment,
+        order: impl IntoIterator<Item = usize>,
         max_conflicts: usize,
     ) -> Result<(), Conflict> {
         let mark = self.mark();
         let mut conflicts = 0;
-        for var in 0..self.value.len() {
+        for var in order {
             if self.value[var] != 0 {
                 continue;
             }
@@ -450,7 +452,7 @@ mod tests {
             let mut p = Propagator::new(&cnf, watches.clone());
             let prefs: String = prefs.iter().map(|&b| if b { '1' } else { '0' }).collect();
             let prefs = Assignment::from_bit_string(&prefs).unwrap();
-            if p.assign_units().is_ok() && p.complete_greedily(&prefs, usize::MAX).is_ok() {
+            if p.assign_units().is_ok() && p.complete_greedily(&prefs, 0..10, usize::MAX).is_ok() {
                 prop_assert!(Checker::new(&cnf).satisfies(&p.to_assignment(&prefs)));
             }
             p.reset();

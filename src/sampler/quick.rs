@@ -362,7 +362,8 @@ impl Completer<'_> {
         for &v in &self.projection {
             prop.assign(literal(v, test.get(v))).ok()?;
         }
-        prop.complete_greedily(test, GREEDY_CONFLICTS).ok()?;
+        prop.complete_greedily(test, self.decision_order.iter().copied(), GREEDY_CONFLICTS)
+            .ok()?;
         let full = prop.to_assignment(test);
         self.checker.satisfies(&full).then_some(full)
     }

@@ -135,6 +135,13 @@ pub struct Completer<'a> {
     pub(super) projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
     in_support: Vec<bool>,
+    /// The order greedy completion decides variables in: the independent support first, then
+    /// the rest by index. The support determines the rest, which propagation then sets; a
+    /// dependent variable decided first by its preferred value could overrule the support's
+    /// (a gate output deciding its inputs). On blasted_case110, where the support is not the
+    /// first variables, repairs by propagation gave 99-114 duplicates in 1000 tests against
+    /// 211-221, and needed 1-4 solver calls against 27-40.
+    pub(super) decision_order: Vec<usize>,
     /// Work after it runs out is wasted: repairs stop, calls are capped to what is left.
     budget: Budget<'a>,
 }
@@ -143,19 +150,23 @@ impl<'a> Completer<'a> {
     /// A completer for the formula behind `checker`, asking `oracle`, within `budget`.
     pub fn new(checker: &'a Checker<'a>, oracle: &'a dyn Oracle, budget: Budget<'a>) -> Self {
         let cnf = checker.cnf();
+        let projection = cnf.projection();
+        let mut in_support = vec![false; cnf.num_vars()];
+        for &v in cnf.independent_support() {
+            in_support[v as usize - 1] = true;
+        }
+        let mut decision_order = projection.clone();
+        if !cnf.independent_support().is_empty() {
+            decision_order.extend((0..cnf.num_vars()).filter(|&v| !in_support[v]));
+        }
         Completer {
             cnf,
             checker,
             watches: Watches::new(cnf),
             oracle,
-            projection: cnf.projection(),
-            in_support: {
-                let mut marks = vec![false; cnf.num_vars()];
-                for &v in cnf.independent_support() {
-                    marks[v as usize - 1] = true;
-                }
-                marks
-            },
+            projection,
+            in_support,
+            decision_order,
             budget,
         }
     }
@@ -389,16 +400,22 @@ impl<'a> Completer<'a> {
             let _ = prop.assign(lit);
         }
         let mark = prop.mark();
-        let (test, route, solver_calls) =
-            if prop.complete_greedily(preferred, GREEDY_CONFLICTS).is_ok() {
-                (prop.to_assignment(preferred), Route::Propagation, 0)
-            } else if let Some(time) = solver_time {
-                prop.undo_to(mark);
-                let test = self.solve_residual(prop, preferred, keep_preferences, seed, time)?;
-                (test, Route::Solver, 1)
-            } else {
-                return Err(Failure::Unknown("greedy completion failed".into()));
-            };
+        let (test, route, solver_calls) = if prop
+            .complete_greedily(
+                preferred,
+                self.decision_order.iter().copied(),
+                GREEDY_CONFLICTS,
+            )
+            .is_ok()
+        {
+            (prop.to_assignment(preferred), Route::Propagation, 0)
+        } else if let Some(time) = solver_time {
+            prop.undo_to(mark);
+            let test = self.solve_residual(prop, preferred, keep_preferences, seed, time)?;
+            (test, Route::Solver, 1)
+        } else {
+            return Err(Failure::Unknown("greedy completion failed".into()));
+        };
         Ok(Completed {
             test,
             route,
@@ -501,6 +518,24 @@ mod tests {
         let candidate = Assignment::from_bit_string("10011").unwrap();
         let delta = Assignment::from_bit_string("10000").unwrap();
         (candidate, delta)
+    }
+
+    #[test]
+    fn greedy_completion_decides_the_independent_support_first() {
+        // x1 is a gate output, x1 = x2 ∧ x3, over the support x2, x3.
+        let mut cnf = Cnf::from_clauses(3, &[vec![-1, 2], vec![-1, 3], vec![1, -2, -3]]);
+        cnf.set_independent_support(vec![2, 3]);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        // The candidate's output contradicts its inputs; its delta keeps x2. Deciding x1 by
+        // index first would set x3 = 1 against the candidate; the support decides x1 = 0.
+        let candidate = Assignment::from_bit_string("110").unwrap();
+        let delta = Assignment::from_bit_string("010").unwrap();
+        let done = completer
+            .repair(&mut None, None, &candidate, &delta, 7)
+            .unwrap();
+        assert_eq!(done.test.to_bit_string(), "010");
+        assert_eq!(done.route, Route::Propagation);
     }
 
     #[test]
