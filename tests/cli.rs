@@ -595,29 +595,21 @@ fn fresh_solutions_of_xpose_differ() {
     let Some(cnf) = common::benchmark("large", "xpose.sk_6_134.cnf") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("tests.txt");
-    let o = snapsat(&[
-        "sample",
-        cnf.to_str().unwrap(),
-        "--solver",
-        "cadical",
-        "-j",
-        "1",
-        "-s",
-        "1",
-        "--max-tests",
-        "10",
-        "-t",
-        "60",
-        "-q",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = snapsat(&["verify", cnf.to_str().unwrap(), out.to_str().unwrap()]);
-    let report = String::from_utf8_lossy(&v.stdout);
-    assert!(report.starts_with("10 tests: 10 valid"), "{report}");
+    let (tests, _) = sample_and_verify(
+        &cnf,
+        &[
+            "--solver",
+            "cadical",
+            "-j",
+            "1",
+            "-s",
+            "1",
+            "--max-tests",
+            "10",
+            "-q",
+        ],
+    );
+    assert_eq!(tests, 10);
 }
 
 /// `minimize` keeps a subset of the pool with all of its pairwise coverage of `c ind`,
