@@ -247,7 +247,7 @@ fn ncd_command_reproduces_the_paper_toy_suite() {
     std::fs::write(&t, "00000\n00011\n00010\n").unwrap();
     let run = snapsat(&["ncd", t.to_str().unwrap()]);
     assert!(run.status.success());
-    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0.312500");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0.166667");
 }
 
 #[test]
