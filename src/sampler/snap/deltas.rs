@@ -5,6 +5,7 @@ use crate::assignment::Assignment;
 use rand::Rng;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Step 2's pool: distinct XOR deltas of sample pairs, weighted by how often each occurs. A
 /// delta is held as the first pair that gave it, and formed only when drawn: formed for every
@@ -29,7 +30,8 @@ impl<'s> DeltaPool<'s> {
         let hashes: Vec<u64> = samples.iter().map(|s| hasher.hash(s.words())).collect();
         let pairs_count = samples.len() * samples.len().saturating_sub(1) / 2;
         // Per hash, the first distinct delta with it; `next` chains the others.
-        let mut first: HashMap<u64, u32> = HashMap::with_capacity(pairs_count);
+        let mut first: HashMap<u64, u32, BuildHasherDefault<AlreadyHashed>> =
+            HashMap::with_capacity_and_hasher(pairs_count, Default::default());
         let mut next: Vec<u32> = Vec::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut counts: Vec<u64> = Vec::new();
@@ -57,10 +59,14 @@ impl<'s> DeltaPool<'s> {
                 }
             }
         }
+        // Each delta's leading word settles most comparisons in the deltas' order without
+        // forming the deltas again (see `Lead`).
+        let leads: Vec<Lead> = pairs.iter().map(|&p| Lead::of(samples, p)).collect();
         let mut order: Vec<usize> = (0..pairs.len()).collect();
         order.sort_unstable_by(|&x, &y| {
             counts[y]
                 .cmp(&counts[x])
+                .then_with(|| leads[x].cmp(&leads[y]))
                 .then_with(|| delta_cmp(samples, pairs[x], pairs[y]))
         });
         let pairs: Vec<(u32, u32)> = order.iter().map(|&e| pairs[e]).collect();
@@ -115,6 +121,28 @@ impl<'s> DeltaPool<'s> {
 /// No further delta with the same hash.
 const NONE: u32 = u32::MAX;
 
+/// The map's hasher for keys that are [`XorLinearHash`] values, random enough already:
+/// hashing them again with the default SipHash was a sixth of building a pool.
+#[derive(Default)]
+struct AlreadyHashed(u64);
+
+impl Hasher for AlreadyHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are hashed here; any other input still hashes, byte by byte.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
 /// The order of two pairs' deltas as `Assignment`s order (word by word, as numbers).
 fn delta_cmp(samples: &[&Assignment], (a, b): (u32, u32), (c, d): (u32, u32)) -> Ordering {
     let words = |i: u32| samples[i as usize].words();
@@ -123,6 +151,33 @@ fn delta_cmp(samples: &[&Assignment], (a, b): (u32, u32), (c, d): (u32, u32)) ->
         .map(|((a, b), (c, d))| (a ^ b).cmp(&(c ^ d)))
         .find(|o| o.is_ne())
         .unwrap_or(Ordering::Equal)
+}
+
+/// A delta's first non-zero word and where it is, ordered as the deltas are (word by word, as
+/// numbers): a delta whose first non-zero word comes earlier is the larger; at the same place
+/// the word decides, and equal leads leave the rest of the words to decide.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Lead {
+    /// Reversed: an earlier non-zero word is a larger delta.
+    at: std::cmp::Reverse<usize>,
+    word: u64,
+}
+
+impl Lead {
+    fn of(samples: &[&Assignment], (a, b): (u32, u32)) -> Self {
+        let (a, b) = (samples[a as usize].words(), samples[b as usize].words());
+        let (at, word) = a
+            .iter()
+            .zip(b)
+            .map(|(a, b)| a ^ b)
+            .enumerate()
+            .find(|&(_, w)| w != 0)
+            .unwrap_or((a.len(), 0));
+        Lead {
+            at: std::cmp::Reverse(at),
+            word,
+        }
+    }
 }
 
 /// A hash of bit vectors with `hash(a ⊕ b) = hash(a) ⊕ hash(b)`: each word goes through a
@@ -214,6 +269,51 @@ mod tests {
             assert_eq!(held, expected, "width {width}");
             assert!(expected.iter().any(|(_, c)| *c > 1), "deltas repeat");
         }
+    }
+
+    /// A delta's lead orders as the delta does wherever the two leads differ, also when the
+    /// deltas' first words are zero to different depths (the leading words of many formulas'
+    /// samples are fixed by unit clauses).
+    #[test]
+    fn leads_order_as_the_deltas_do() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let width = 4 * 64 + 10;
+        let samples: Vec<Assignment> = (0..24)
+            .map(|_| {
+                let mut s = Assignment::zeros(width);
+                // Zero up to three leading words, and few bits set in the next.
+                let fixed = rng.gen_range(0..4) * 64;
+                for v in fixed..width {
+                    s.set(v, rng.gen_bool(if v < fixed + 64 { 0.05 } else { 0.5 }));
+                }
+                s
+            })
+            .collect();
+        let refs: Vec<&Assignment> = samples.iter().collect();
+        let pairs: Vec<(u32, u32)> = (0..24u32)
+            .flat_map(|i| (i + 1..24).map(move |j| (i, j)))
+            .collect();
+        let mut depths = std::collections::HashSet::new();
+        for &x in &pairs {
+            let lead = Lead::of(&refs, x);
+            depths.insert(lead.at);
+            for &y in &pairs {
+                let (dx, dy) = (
+                    refs[x.0 as usize].xor(refs[x.1 as usize]),
+                    refs[y.0 as usize].xor(refs[y.1 as usize]),
+                );
+                let by_lead = lead.cmp(&Lead::of(&refs, y));
+                if by_lead.is_ne() {
+                    assert_eq!(by_lead, dx.cmp(&dy), "{x:?} against {y:?}");
+                }
+                assert_eq!(delta_cmp(&refs, x, y), dx.cmp(&dy));
+            }
+        }
+        assert!(
+            depths.len() >= 3,
+            "leads at several depths: {}",
+            depths.len()
+        );
     }
 
     /// The hash is linear in XOR, and deltas whose hashes are equal are still told apart
