@@ -1,11 +1,10 @@
 //! The delta pool (steps 2a–2b): XOR differences of valid samples, identical ones merged and
 //! weighted by how often they occur, since a repeated delta is more likely to keep a test valid.
 
-use crate::assignment::Assignment;
+use crate::assignment::{Assignment, BuildWordHasher};
 use rand::Rng;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Step 2's pool: distinct XOR deltas of sample pairs, weighted by how often each occurs. A
 /// delta is held as the first pair that gave it, and formed only when drawn: formed for every
@@ -30,7 +29,9 @@ impl<'s> DeltaPool<'s> {
         let hashes: Vec<u64> = samples.iter().map(|s| hasher.hash(s.words())).collect();
         let pairs_count = samples.len() * samples.len().saturating_sub(1) / 2;
         // Per hash, the first distinct delta with it; `next` chains the others.
-        let mut first: HashMap<u64, u32, BuildHasherDefault<AlreadyHashed>> =
+        // The keys are the sampler's own hashes: the word hasher, not SipHash (a sixth of
+        // building a pool).
+        let mut first: HashMap<u64, u32, BuildWordHasher> =
             HashMap::with_capacity_and_hasher(pairs_count, Default::default());
         let mut next: Vec<u32> = Vec::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
@@ -120,28 +121,6 @@ impl<'s> DeltaPool<'s> {
 
 /// No further delta with the same hash.
 const NONE: u32 = u32::MAX;
-
-/// The map's hasher for keys that are [`XorLinearHash`] values, random enough already:
-/// hashing them again with the default SipHash was a sixth of building a pool.
-#[derive(Default)]
-struct AlreadyHashed(u64);
-
-impl Hasher for AlreadyHashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only u64 keys are hashed here; any other input still hashes, byte by byte.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
-    }
-}
 
 /// The order of two pairs' deltas as `Assignment`s order (word by word, as numbers).
 fn delta_cmp(samples: &[&Assignment], (a, b): (u32, u32), (c, d): (u32, u32)) -> Ordering {
