@@ -1,5 +1,6 @@
-//! Criterion benchmarks of the hot paths: parsing, full and incremental verification, the
-//! delta pool and NCD. Run with `cargo bench`; read medians, compare runs made together.
+//! Criterion benchmarks of the hot paths: parsing, full and incremental verification,
+//! completion by propagation, the delta pool and NCD. Run with `cargo bench`; read medians,
+//! compare runs made together.
 // criterion_group! defines a public function without a doc comment.
 #![allow(missing_docs)]
 
@@ -9,14 +10,17 @@ use snapsat::dimacs::{self, Strictness};
 use snapsat::diversity;
 use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
+use snapsat::propagate::{Propagator, Watches};
 use snapsat::sampler::{self, SnapConfig};
 use snapsat::verify::Checker;
 use std::path::Path;
 
-/// 70.sk_3_40 when the case studies are present, else a planted random 3-CNF of like size.
-fn formula() -> Cnf {
-    let case =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/benchmarks/paper/70.sk_3_40.cnf");
+/// Case study `name` when the case studies are present, else a planted random 3-CNF of
+/// `vars` variables and `clauses` clauses.
+fn formula(name: &str, vars: usize, clauses: usize) -> Cnf {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/benchmarks/paper")
+        .join(name);
     if let Ok(parsed) = dimacs::read_file(&case, Strictness::Strict) {
         return parsed.cnf;
     }
@@ -24,7 +28,7 @@ fn formula() -> Cnf {
         "{} missing: benchmarking a planted random 3-CNF",
         case.display()
     );
-    snapsat::testing::planted(4670, 15864, 1).0
+    snapsat::testing::planted(vars, clauses, 1).0
 }
 
 /// A small suite drawn by the sampler itself, to measure the steps on real tests.
@@ -44,7 +48,7 @@ fn suite(cnf: &Cnf) -> Vec<Assignment> {
 }
 
 fn benches(c: &mut Criterion) {
-    let cnf = formula();
+    let cnf = formula("70.sk_3_40.cnf", 4670, 15864);
     let mut text = Vec::new();
     dimacs::write(&cnf, &mut text).unwrap();
     c.bench_function("parse", |b| {
@@ -67,6 +71,28 @@ fn benches(c: &mut Criterion) {
     let hundred: Vec<&Assignment> = tests.iter().take(100).collect();
     c.bench_function("deltas/100-samples", |b| {
         b.iter(|| sampler::snap::deltas::DeltaPool::from_samples(black_box(&hundred)))
+    });
+
+    // Completing a test by propagation, as a repair does on a circuit: its inputs decide
+    // the rest.
+    let circuit = formula("s1196a_3_2.cnf", 690, 1805);
+    let circuit_tests = suite(&circuit);
+    let watches = Watches::new(&circuit);
+    let mut propagator = Propagator::new(&circuit, watches);
+    let order: Vec<usize> = circuit
+        .projection()
+        .into_iter()
+        .chain(0..circuit.num_vars())
+        .collect();
+    let mut next = 0;
+    c.bench_function("propagate/complete-circuit", |b| {
+        b.iter(|| {
+            next = (next + 1) % circuit_tests.len();
+            propagator.reset_to_units().unwrap();
+            propagator
+                .complete_greedily(&circuit_tests[next], order.iter().copied(), usize::MAX)
+                .unwrap();
+        })
     });
 
     let projection = cnf.projection();

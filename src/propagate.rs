@@ -35,38 +35,92 @@ fn code(lit: Lit) -> usize {
     2 * var_index(lit) + usize::from(lit < 0)
 }
 
-/// Where each clause is watched at first: built once per formula, and copied for each
-/// propagator that works on it beside others.
+/// Marks a watch on a binary clause, whose other literal is the whole rest of the clause.
+const BINARY: u32 = 1 << 31;
+
+/// A clause watching a literal, and a literal of it that, when true, satisfies it: checked
+/// before the clause's literals are read, which mostly spares reading them (the way
+/// MiniSat and CaDiCaL watch). A binary clause needs no more than its other literal.
+#[derive(Clone, Copy)]
+struct Watch {
+    /// The clause's index, or'ed with [`BINARY`] for a binary clause.
+    clause: u32,
+    blocker: Lit,
+}
+
+/// The formula as propagation reads it, built once per formula and copied for each
+/// propagator that works on it beside others: each copy reorders its clauses' literals so
+/// that the two it watches come first.
 #[derive(Clone)]
 pub struct Watches {
-    /// Per clause: its first two distinct literals (the one twice when it has no other; an
-    /// empty clause is watched nowhere, and only [`Propagator::assign_units`] sees it).
-    watched: Vec<[Lit; 2]>,
+    /// The clauses of three or more distinct literals, end to end, without repeated
+    /// literals; a clause holding a literal and its negation always holds and is left out.
+    literals: Vec<Lit>,
+    /// Where each clause of `literals` starts; one more entry for the end.
+    starts: Vec<u32>,
     /// Per literal: the clauses watching it, visited when it becomes false.
-    by_literal: Vec<Vec<u32>>,
+    by_literal: Vec<Vec<Watch>>,
+    /// The unit clauses' literals, in file order.
+    units: Vec<Lit>,
+    /// The formula has an empty clause.
+    has_empty_clause: bool,
 }
 
 impl Watches {
     /// The initial watches of `cnf`.
     pub fn new(cnf: &Cnf) -> Self {
-        let mut watched = Vec::with_capacity(cnf.num_clauses());
-        let mut by_literal = vec![Vec::new(); 2 * cnf.num_vars()];
+        let mut watches = Watches {
+            literals: Vec::new(),
+            starts: vec![0],
+            by_literal: vec![Vec::new(); 2 * cnf.num_vars()],
+            units: Vec::new(),
+            has_empty_clause: false,
+        };
+        // Per literal code: the last clause it was seen in, plus one.
+        let mut seen = vec![0u32; 2 * cnf.num_vars()];
+        let mut distinct = Vec::new();
         for (i, clause) in cnf.clauses().enumerate() {
-            let Some(&first) = clause.first() else {
-                watched.push([0, 0]);
-                continue;
-            };
-            let second = clause.iter().copied().find(|&l| l != first);
-            by_literal[code(first)].push(i as u32);
-            if let Some(second) = second {
-                by_literal[code(second)].push(i as u32);
+            let stamp = i as u32 + 1;
+            distinct.clear();
+            let mut tautology = false;
+            for &lit in clause {
+                if seen[code(-lit)] == stamp {
+                    tautology = true;
+                    break;
+                }
+                if seen[code(lit)] != stamp {
+                    seen[code(lit)] = stamp;
+                    distinct.push(lit);
+                }
             }
-            watched.push([first, second.unwrap_or(first)]);
+            match (tautology, distinct.as_slice()) {
+                (true, _) => {}
+                (false, []) => watches.has_empty_clause = true,
+                (false, &[unit]) => watches.units.push(unit),
+                (false, &[a, b]) => {
+                    watches.by_literal[code(a)].push(Watch {
+                        clause: BINARY,
+                        blocker: b,
+                    });
+                    watches.by_literal[code(b)].push(Watch {
+                        clause: BINARY,
+                        blocker: a,
+                    });
+                }
+                (false, long) => {
+                    let index = watches.starts.len() as u32 - 1;
+                    for (watched, other) in [(long[0], long[1]), (long[1], long[0])] {
+                        watches.by_literal[code(watched)].push(Watch {
+                            clause: index,
+                            blocker: other,
+                        });
+                    }
+                    watches.literals.extend_from_slice(long);
+                    watches.starts.push(watches.literals.len() as u32);
+                }
+            }
         }
-        Watches {
-            watched,
-            by_literal,
-        }
+        watches
     }
 }
 
@@ -77,7 +131,7 @@ pub struct Conflict;
 /// A partial assignment with propagation; cheap to reset, so one serves many calls.
 pub struct Propagator<'a> {
     cnf: &'a Cnf,
-    /// 0 unassigned, 1 true, -1 false, per variable.
+    /// Per literal (by [`code`]): 0 unassigned, 1 true, -1 false.
     value: Vec<i8>,
     watches: Watches,
     trail: Vec<Lit>,
@@ -94,7 +148,7 @@ impl<'a> Propagator<'a> {
     pub fn new(cnf: &'a Cnf, watches: Watches) -> Self {
         Propagator {
             cnf,
-            value: vec![0; cnf.num_vars()],
+            value: vec![0; 2 * cnf.num_vars()],
             watches,
             trail: Vec::new(),
             processed: 0,
@@ -105,7 +159,7 @@ impl<'a> Propagator<'a> {
     /// The value of a variable (from 0), if assigned.
     #[inline]
     pub fn value(&self, var: usize) -> Option<bool> {
-        match self.value[var] {
+        match self.value[2 * var] {
             0 => None,
             v => Some(v > 0),
         }
@@ -113,7 +167,10 @@ impl<'a> Propagator<'a> {
 
     #[inline]
     fn literal_value(&self, lit: Lit) -> Option<bool> {
-        self.value(var_index(lit)).map(|v| v == (lit > 0))
+        match self.value[code(lit)] {
+            0 => None,
+            v => Some(v > 0),
+        }
     }
 
     /// Number of assigned variables; a mark to undo to.
@@ -126,7 +183,8 @@ impl<'a> Propagator<'a> {
     /// unassigns.
     pub fn undo_to(&mut self, mark: usize) {
         for &lit in &self.trail[mark.min(self.trail.len())..] {
-            self.value[var_index(lit)] = 0;
+            self.value[code(lit)] = 0;
+            self.value[code(-lit)] = 0;
         }
         self.trail.truncate(mark);
         self.processed = self.processed.min(mark);
@@ -151,8 +209,10 @@ impl<'a> Propagator<'a> {
         self.propagate().inspect_err(|_| self.undo_to(mark))
     }
 
+    #[inline]
     fn enqueue(&mut self, lit: Lit) {
-        self.value[var_index(lit)] = if lit > 0 { 1 } else { -1 };
+        self.value[code(lit)] = 1;
+        self.value[code(-lit)] = -1;
         self.trail.push(lit);
     }
 
@@ -170,55 +230,80 @@ impl<'a> Propagator<'a> {
         Ok(())
     }
 
-    /// Visits the clauses `watching` the literal just `falsified`: each moves that watch to
-    /// another literal not false, or is satisfied by its other watch, or makes that one
-    /// true, or is the conflict (true). Clauses that move their watch leave `watching`.
-    fn visit(&mut self, falsified: Lit, watching: &mut Vec<u32>) -> bool {
-        let mut i = 0;
-        while i < watching.len() {
-            let c = watching[i] as usize;
-            let [first, second] = self.watches.watched[c];
-            let other = if first == falsified { second } else { first };
-            let other_value = if other == falsified {
-                Some(false)
-            } else {
-                self.literal_value(other)
-            };
-            if other_value == Some(true) {
-                i += 1;
+    /// Visits the clauses `watching` the literal just `falsified`: each is satisfied by its
+    /// blocker or its other watch, or moves that watch to another literal not false (and
+    /// leaves `watching`), or makes its other watch true, or is the conflict (true).
+    fn visit(&mut self, falsified: Lit, watching: &mut Vec<Watch>) -> bool {
+        let (mut read, mut kept) = (0, 0);
+        let mut conflict = false;
+        while read < watching.len() {
+            let mut watch = watching[read];
+            read += 1;
+            let blocker_value = self.value[code(watch.blocker)];
+            if blocker_value > 0 {
+                watching[kept] = watch;
+                kept += 1;
                 continue;
             }
-            let replacement = self
-                .cnf
-                .clause(c)
-                .iter()
-                .copied()
-                .find(|&l| l != first && l != second && self.literal_value(l) != Some(false));
-            match (replacement, other_value) {
-                (Some(l), _) => {
-                    self.watches.watched[c] = [other, l];
-                    self.watches.by_literal[code(l)].push(c as u32);
-                    watching.swap_remove(i);
+            if watch.clause & BINARY != 0 {
+                watching[kept] = watch;
+                kept += 1;
+                if blocker_value < 0 {
+                    conflict = true;
+                    break;
                 }
-                (None, None) => {
-                    self.enqueue(other);
-                    i += 1;
-                }
-                (None, Some(_)) => return true,
+                self.enqueue(watch.blocker);
+                continue;
             }
+            let c = watch.clause as usize;
+            let (start, end) = (
+                self.watches.starts[c] as usize,
+                self.watches.starts[c + 1] as usize,
+            );
+            let clause = &mut self.watches.literals[start..end];
+            if clause[0] == falsified {
+                clause.swap(0, 1);
+            }
+            let other = clause[0];
+            watch.blocker = other;
+            let other_value = self.value[code(other)];
+            if other_value > 0 {
+                watching[kept] = watch;
+                kept += 1;
+                continue;
+            }
+            let value = &self.value;
+            if let Some(k) = (2..clause.len()).find(|&k| value[code(clause[k])] >= 0) {
+                clause.swap(1, k);
+                let moved_to = clause[1];
+                self.watches.by_literal[code(moved_to)].push(watch);
+                continue;
+            }
+            watching[kept] = watch;
+            kept += 1;
+            if other_value < 0 {
+                conflict = true;
+                break;
+            }
+            self.enqueue(other);
         }
-        false
+        // The clauses not visited before a conflict keep watching.
+        while read < watching.len() {
+            watching[kept] = watching[read];
+            kept += 1;
+            read += 1;
+        }
+        watching.truncate(kept);
+        conflict
     }
 
     /// Assigns every unit clause of the formula; fails when they contradict.
     pub fn assign_units(&mut self) -> Result<(), Conflict> {
-        for clause in self.cnf.clauses() {
-            match clause {
-                [] => return Err(Conflict),
-                // A literal repeated is still a unit clause.
-                [lit, rest @ ..] if rest.iter().all(|l| l == lit) => self.assign(*lit)?,
-                _ => {}
-            }
+        if self.watches.has_empty_clause {
+            return Err(Conflict);
+        }
+        for i in 0..self.watches.units.len() {
+            self.assign(self.watches.units[i])?;
         }
         Ok(())
     }
@@ -250,7 +335,7 @@ impl<'a> Propagator<'a> {
         let mark = self.mark();
         let mut conflicts = 0;
         for var in order {
-            if self.value[var] != 0 {
+            if self.value(var).is_some() {
                 continue;
             }
             let lit = if preferred.get(var) {
