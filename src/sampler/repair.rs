@@ -176,22 +176,28 @@ impl<'a> Completer<'a> {
         Propagator::new(self.cnf, self.watches.clone())
     }
 
-    /// A fresh solution under `seed`: a random cube over the independent support, random
-    /// preferred values everywhere, and the solver (the `session` when there is one) where
-    /// greedy completion fails. `prop` is the thread's propagator, made here on first use:
-    /// with a session none may be needed, and making one copies the formula's watch lists.
+    /// A fresh solution under `seed`: random preferred values everywhere, completed greedily
+    /// (after a random cube over the independent support when there is no solver lane), and
+    /// the solver (the lane's session when there is one) where greedy completion fails.
+    /// `prop` is the thread's propagator, made here on first use: with a session none may be
+    /// needed, and making one copies the formula's watch lists.
     pub fn fresh(
         &self,
         prop: &mut Option<Propagator<'a>>,
-        session: Option<&mut dyn Session>,
+        lane: Option<&mut Lane>,
         seed: u64,
     ) -> Result<Completed, Failure> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let preferred = random_assignment(self.cnf.num_vars(), &mut rng);
-        // A session decides faster than greedy completion, which mostly fails on the
-        // formulas where a solver is needed at all: it gets the random phases directly.
-        if let Some(session) = session {
-            return self.fresh_in_session(session, &preferred);
+        // Where the support decides the rest (a circuit's inputs), greedy completion along
+        // random values is a uniform draw over the support, in a third of a query's time;
+        // elsewhere it mostly fails, and the lane's record soon hands the random phases
+        // to the session directly.
+        if let Some(lane) = lane {
+            if let Some(done) = self.propagation_first(prop, lane, &[], &preferred) {
+                return Ok(done);
+            }
+            return self.fresh_in_session(lane.session.as_mut(), &preferred);
         }
         let prop = prop.get_or_insert_with(|| self.propagator());
         let cube: Vec<Lit> = self
@@ -307,16 +313,9 @@ impl<'a> Completer<'a> {
         }
         kept.shuffle(&mut rng);
         if let Some(lane) = lane {
-            if lane.propagation.worth_trying()
-                && 2 * lane.session.open_variables() >= self.cnf.num_vars()
-            {
-                let thread_prop = prop.get_or_insert_with(|| self.propagator());
-                let completed = self.complete(thread_prop, &kept, candidate, true, 0, None);
-                lane.propagation.record(completed.is_ok());
-                if let Ok(mut done) = completed {
-                    done.kept = surviving(&kept, &done.test);
-                    return Ok(done);
-                }
+            if let Some(mut done) = self.propagation_first(prop, lane, &kept, candidate) {
+                done.kept = surviving(&kept, &done.test);
+                return Ok(done);
             }
             return self.repair_in_session(lane.session.as_mut(), candidate, kept);
         }
@@ -348,6 +347,27 @@ impl<'a> Completer<'a> {
         done.solver_calls += solver_calls;
         done.fresh = true;
         Ok(done)
+    }
+
+    /// A completion by propagation alone of `fixed` along `preferred`, tried before the
+    /// lane's session is asked where the lane's record (`PropagationFirst`) says it pays and
+    /// the session still decides at least half the variables.
+    fn propagation_first(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
+        lane: &mut Lane,
+        fixed: &[Lit],
+        preferred: &Assignment,
+    ) -> Option<Completed> {
+        if !lane.propagation.worth_trying()
+            || 2 * lane.session.open_variables() < self.cnf.num_vars()
+        {
+            return None;
+        }
+        let thread_prop = prop.get_or_insert_with(|| self.propagator());
+        let completed = self.complete(thread_prop, fixed, preferred, true, 0, None);
+        lane.propagation.record(completed.is_ok());
+        completed.ok()
     }
 
     /// Repair with a session: the kept bits as assumptions and the candidate's values as
@@ -732,13 +752,14 @@ mod tests {
             cnf.set_independent_support(support.clone());
             let checker = Checker::new(&cnf);
             let completer = Completer::new(&checker, &Splr, Budget::unlimited());
-            let mut prop = None;
             let mut session = GivesUpOnce {
                 model: Assignment::from_bit_string("11100").unwrap(),
                 steered: Vec::new(),
             };
-            let done = completer.fresh(&mut prop, Some(&mut session), 3).unwrap();
-            assert!(prop.is_none(), "with a session no propagator is made");
+            let preferred = Assignment::from_bit_string("01011").unwrap();
+            let done = completer
+                .fresh_in_session(&mut session, &preferred)
+                .unwrap();
             assert_eq!(done.test.to_bit_string(), "11100");
             assert_eq!(done.solver_calls, 2);
             let expected = if support.is_empty() {
@@ -748,6 +769,38 @@ mod tests {
             };
             assert_eq!(session.steered, vec![None, expected]);
         }
+    }
+
+    /// A lane's fresh solutions come from greedy completion along random values while its
+    /// record says propagation pays (no query, and the propagator made for it), and from its
+    /// session once propagation has stopped.
+    #[test]
+    fn a_lane_draws_fresh_solutions_by_propagation_while_it_pays() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let model = Assignment::from_bit_string("11100").unwrap();
+        let mut lane = Lane::new(Box::new(Answers {
+            model: model.clone(),
+            open: 5,
+            calls: 0,
+        }));
+        let mut prop = None;
+        for seed in 0..20 {
+            let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
+            assert_eq!(done.route, Route::Propagation);
+            assert!(checker.satisfies(&done.test));
+        }
+        assert!(prop.is_some());
+        assert_eq!(lane.session.solver_calls(), 0);
+
+        lane.propagation = PropagationFirst {
+            tries: 3,
+            completions: 0,
+        };
+        let done = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
+        assert_eq!((done.route, done.test), (Route::Solver, model));
+        assert_eq!(lane.session.solver_calls(), 1);
     }
 
     /// A query refuted from the session's remembered cores is not a solver call.

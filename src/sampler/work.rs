@@ -360,8 +360,7 @@ impl<'a> Worker<'a> {
         match task {
             Task::Solve { seed } => {
                 let t = Instant::now();
-                let session = lane.map(|lane| lane.session.as_mut() as _);
-                let result = self.completer.fresh(prop, session, *seed);
+                let result = self.completer.fresh(prop, lane, *seed);
                 (
                     verdict(result),
                     [Some((Phase::InitialSolve, t.elapsed())), None],
