@@ -95,6 +95,21 @@ impl<'a> Lane<'a> {
     }
 }
 
+/// A share of the formula's variables, as (part, whole).
+type OpenShare = (usize, usize);
+
+/// What a lane's session must leave open for a repair to try propagation first: it still
+/// decides most of the formula (see `PropagationFirst`).
+const REPAIR_OPEN_SHARE: OpenShare = (1, 2);
+
+/// What it must leave open for a fresh solution to: nearly everything, as on the circuits
+/// (97-100% after the first query; blasted_case_1_b12_2 75%). The sketches' sessions leave
+/// 3-87% open after theirs, and there propagation completes fresh solutions at ten times a
+/// query's cost (17.sk_3_45: 0.2 against 0.02 ms); its successes also kept the lane's
+/// repairs on propagation, and the session, asked nothing more, never settled the rest:
+/// 17.sk_3_45 took 2.5x CMSGen's time.
+const FRESH_OPEN_SHARE: OpenShare = (19, 20);
+
 /// Whether a lane's repairs try propagation along the candidate before a query. Where the
 /// session still decides most of the formula (a circuit, whose inputs determine the rest),
 /// propagation completes 9 candidates in 10 for less than a query: 1000-test runs of the
@@ -194,7 +209,9 @@ impl<'a> Completer<'a> {
         // elsewhere it mostly fails, and the lane's record soon hands the random phases
         // to the session directly.
         if let Some(lane) = lane {
-            if let Some(done) = self.propagation_first(prop, lane, &[], &preferred) {
+            if let Some(done) =
+                self.propagation_first(prop, lane, &[], &preferred, FRESH_OPEN_SHARE)
+            {
                 return Ok(done);
             }
             return self.fresh_in_session(lane.session.as_mut(), &preferred);
@@ -313,7 +330,9 @@ impl<'a> Completer<'a> {
         }
         kept.shuffle(&mut rng);
         if let Some(lane) = lane {
-            if let Some(mut done) = self.propagation_first(prop, lane, &kept, candidate) {
+            if let Some(mut done) =
+                self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
+            {
                 done.kept = surviving(&kept, &done.test);
                 return Ok(done);
             }
@@ -351,16 +370,20 @@ impl<'a> Completer<'a> {
 
     /// A completion by propagation alone of `fixed` along `preferred`, tried before the
     /// lane's session is asked where the lane's record (`PropagationFirst`) says it pays and
-    /// the session still decides at least half the variables.
+    /// the session, once it has answered a query, still leaves open at least `open_share`
+    /// of the variables (a session settles nothing before its first query).
     fn propagation_first(
         &self,
         prop: &mut Option<Propagator<'a>>,
         lane: &mut Lane,
         fixed: &[Lit],
         preferred: &Assignment,
+        open_share: OpenShare,
     ) -> Option<Completed> {
-        if !lane.propagation.worth_trying()
-            || 2 * lane.session.open_variables() < self.cnf.num_vars()
+        let (part, whole) = open_share;
+        if lane.session.solver_calls() == 0
+            || !lane.propagation.worth_trying()
+            || whole * lane.session.open_variables() < part * self.cnf.num_vars()
         {
             return None;
         }
@@ -637,8 +660,9 @@ mod tests {
         }
     }
 
-    /// A session that answers `model` to every query and counts them; it decides
-    /// `open` variables.
+    /// A session that answers `model` to every query and counts them; it decides `open`
+    /// variables once it has answered one, every variable before (as CaDiCaL, whose first
+    /// query settles what the formula forces).
     struct Answers {
         model: Assignment,
         open: usize,
@@ -651,7 +675,11 @@ mod tests {
         }
 
         fn open_variables(&self) -> usize {
-            self.open
+            if self.calls == 0 {
+                self.model.len()
+            } else {
+                self.open
+            }
         }
 
         fn solve(&mut self, _: &[Lit], _: &Assignment, _: Steering, _: Option<u32>) -> Answer {
@@ -693,11 +721,12 @@ mod tests {
         let mut prop = None;
         let (candidate, delta) = invalid_candidate_keeping_x1();
         let model = Assignment::from_bit_string("11100").unwrap();
+        // Each lane's session has answered a query already.
         let lane_deciding = |open| {
             let session = Answers {
                 model: model.clone(),
                 open,
-                calls: 0,
+                calls: 1,
             };
             Lane::new(Box::new(session))
         };
@@ -709,7 +738,7 @@ mod tests {
         assert_eq!(done.route, Route::Propagation);
         assert_eq!(done.test.to_bit_string(), "11101");
         assert_eq!(done.kept, 1);
-        assert_eq!(lane.session.solver_calls(), 0);
+        assert_eq!(lane.session.solver_calls(), 1);
         assert_eq!(
             lane.propagation,
             PropagationFirst {
@@ -726,7 +755,7 @@ mod tests {
             .repair(&mut prop, Some(&mut lane), &candidate, &delta, 1)
             .unwrap();
         assert_eq!((done.route, done.test), (Route::Solver, model.clone()));
-        assert_eq!(lane.session.solver_calls(), 1);
+        assert_eq!(lane.session.solver_calls(), 2);
         assert_eq!(
             lane.propagation,
             PropagationFirst {
@@ -771,9 +800,10 @@ mod tests {
         }
     }
 
-    /// A lane's fresh solutions come from greedy completion along random values while its
-    /// record says propagation pays (no query, and the propagator made for it), and from its
-    /// session once propagation has stopped.
+    /// A lane's first fresh solution comes from its session; the next ones from greedy
+    /// completion along random values while the session still decides most of the formula
+    /// and the lane's record says propagation pays (no query), and from the session once
+    /// propagation has stopped.
     #[test]
     fn a_lane_draws_fresh_solutions_by_propagation_while_it_pays() {
         let cnf = chain();
@@ -786,13 +816,15 @@ mod tests {
             calls: 0,
         }));
         let mut prop = None;
-        for seed in 0..20 {
+        let first = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
+        assert_eq!((first.route, first.test), (Route::Solver, model.clone()));
+        for seed in 1..20 {
             let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
             assert_eq!(done.route, Route::Propagation);
             assert!(checker.satisfies(&done.test));
         }
         assert!(prop.is_some());
-        assert_eq!(lane.session.solver_calls(), 0);
+        assert_eq!(lane.session.solver_calls(), 1);
 
         lane.propagation = PropagationFirst {
             tries: 3,
@@ -800,7 +832,32 @@ mod tests {
         };
         let done = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
         assert_eq!((done.route, done.test), (Route::Solver, model));
-        assert_eq!(lane.session.solver_calls(), 1);
+        assert_eq!(lane.session.solver_calls(), 2);
+    }
+
+    /// A session whose first query settles part of the formula (a sketch's) answers every
+    /// fresh solution: propagation, which would complete them at ten times a query's cost,
+    /// is not tried on the count of open variables the session had before it, nor where a
+    /// repair would try it (a regression: 17.sk_3_45 took 2.5x CMSGen's time).
+    #[test]
+    fn a_session_that_settles_most_of_the_formula_answers_every_fresh_solution() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let model = Assignment::from_bit_string("11100").unwrap();
+        // 3 of 5 open: a repair would try propagation first, a fresh solution does not.
+        let mut lane = Lane::new(Box::new(Answers {
+            model: model.clone(),
+            open: 3,
+            calls: 0,
+        }));
+        let mut prop = None;
+        for seed in 0..5 {
+            let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
+            assert_eq!((done.route, &done.test), (Route::Solver, &model));
+        }
+        assert_eq!(lane.session.solver_calls(), 5);
+        assert_eq!(lane.propagation, PropagationFirst::default());
     }
 
     /// A query refuted from the session's remembered cores is not a solver call.
