@@ -688,6 +688,16 @@ mod tests {
         }
     }
 
+    /// A lane whose session answers `model`, having answered `calls` queries, and leaves
+    /// `open` variables open once it has answered one.
+    fn lane_answering(model: &Assignment, open: usize, calls: u64) -> Lane<'static> {
+        Lane::new(Box::new(Answers {
+            model: model.clone(),
+            open,
+            calls,
+        }))
+    }
+
     /// Propagation is tried first while at most a quarter of its tries, and 2 more, failed:
     /// 3 failures in a row stop it, a failure in four does not; once stopped it stays stopped.
     #[test]
@@ -722,14 +732,7 @@ mod tests {
         let (candidate, delta) = invalid_candidate_keeping_x1();
         let model = Assignment::from_bit_string("11100").unwrap();
         // Each lane's session has answered a query already.
-        let lane_deciding = |open| {
-            let session = Answers {
-                model: model.clone(),
-                open,
-                calls: 1,
-            };
-            Lane::new(Box::new(session))
-        };
+        let lane_deciding = |open| lane_answering(&model, open, 1);
 
         let mut lane = lane_deciding(5);
         let done = completer
@@ -810,11 +813,7 @@ mod tests {
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let model = Assignment::from_bit_string("11100").unwrap();
-        let mut lane = Lane::new(Box::new(Answers {
-            model: model.clone(),
-            open: 5,
-            calls: 0,
-        }));
+        let mut lane = lane_answering(&model, 5, 0);
         let mut prop = None;
         let first = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
         assert_eq!((first.route, first.test), (Route::Solver, model.clone()));
@@ -846,11 +845,7 @@ mod tests {
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let model = Assignment::from_bit_string("11100").unwrap();
         // 3 of 5 open: a repair would try propagation first, a fresh solution does not.
-        let mut lane = Lane::new(Box::new(Answers {
-            model: model.clone(),
-            open: 3,
-            calls: 0,
-        }));
+        let mut lane = lane_answering(&model, 3, 0);
         let mut prop = None;
         for seed in 0..5 {
             let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
