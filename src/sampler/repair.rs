@@ -78,7 +78,7 @@ pub enum Failure {
 }
 
 /// A solver lane: its session, and how propagation has fared as the first try at its
-/// repairs.
+/// repairs and fresh solutions.
 pub struct Lane<'a> {
     /// The lane's session, kept across rounds.
     pub session: Box<dyn Session + 'a>,
@@ -110,9 +110,10 @@ const REPAIR_OPEN_SHARE: OpenShare = (1, 2);
 /// 17.sk_3_45 took 2.5x CMSGen's time.
 const FRESH_OPEN_SHARE: OpenShare = (19, 20);
 
-/// Whether a lane's repairs try propagation along the candidate before a query. Where the
-/// session still decides most of the formula (a circuit, whose inputs determine the rest),
-/// propagation completes 9 candidates in 10 for less than a query: 1000-test runs of the
+/// Whether a lane tries propagation before a query (along the candidate for a repair, along
+/// random values for a fresh solution; the two share the record). Where the session still
+/// decides most of the formula (a circuit, whose inputs determine the rest), propagation
+/// completes 9 candidates in 10 for less than a query: 1000-test runs of the
 /// circuits took 0.79-0.99x as long (7 of 8; alternating medians of 9). Where the solver
 /// has settled most of the formula (a sketch) a query is cheaper, and where propagation
 /// mostly fails (blasted_squaring7: 42 of 1,274) it is wasted: tried first on every repair,
@@ -206,8 +207,8 @@ impl<'a> Completer<'a> {
         let preferred = random_assignment(self.cnf.num_vars(), &mut rng);
         // Where the support decides the rest (a circuit's inputs), greedy completion along
         // random values is a uniform draw over the support, in a third of a query's time;
-        // elsewhere it mostly fails, and the lane's record soon hands the random phases
-        // to the session directly.
+        // where the session has settled much of the formula, or propagation mostly fails,
+        // the session gets the random phases directly.
         if let Some(lane) = lane {
             if let Some(done) =
                 self.propagation_first(prop, lane, &[], &preferred, FRESH_OPEN_SHARE)
