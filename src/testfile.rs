@@ -5,6 +5,7 @@ use crate::assignment::{Assignment, DimacsLines};
 use crate::dimacs::MAX_VARS;
 use crate::handoff::{Handoff, Napping};
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -74,7 +75,7 @@ impl<W: Write> TestWriter<W> {
 /// handed over, so an interrupted run keeps them. Handing a test over does not wake the
 /// thread ([`crate::handoff`]): it writes within a millisecond.
 pub struct BackgroundWriter<W: Write + Send + 'static> {
-    queue: Option<Handoff<Assignment>>,
+    queue: Option<Handoff<Arc<Assignment>>>,
     thread: Option<JoinHandle<io::Result<Written<W>>>>,
 }
 
@@ -103,7 +104,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
     /// their lines; past that a slow disk holds the caller back.
     pub fn spawn(mut writer: TestWriter<W>, num_vars: usize) -> io::Result<Self> {
         let capacity = (QUEUE_TEXT_BYTES / line_bytes(num_vars)).clamp(1, 4096);
-        let (queue, tests) = crossbeam_channel::bounded::<Assignment>(capacity);
+        let (queue, tests) = crossbeam_channel::bounded::<Arc<Assignment>>(capacity);
         let thread = std::thread::Builder::new()
             .name("snapsat-writer".into())
             .spawn(move || {
@@ -125,10 +126,11 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
         })
     }
 
-    /// Hands `test` over. An error is the thread's: a write that failed earlier.
-    pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
+    /// Hands `test` over (a share of it, not a copy). An error is the thread's: a write that
+    /// failed earlier.
+    pub fn write(&mut self, test: &Arc<Assignment>) -> io::Result<()> {
         let handed = match &self.queue {
-            Some(queue) => queue.send(test.clone()).is_ok(),
+            Some(queue) => queue.send(Arc::clone(test)).is_ok(),
             None => false,
         };
         if handed {
@@ -399,7 +401,7 @@ mod tests {
         let mut background =
             BackgroundWriter::spawn(TestWriter::new(Vec::new(), TestFormat::Bits), 3000).unwrap();
         for t in &tests {
-            background.write(t).unwrap();
+            background.write(&Arc::new(t.clone())).unwrap();
         }
         let done = background.finish().unwrap();
         assert_eq!(done.tests, tests.len());
@@ -427,7 +429,7 @@ mod tests {
             BackgroundWriter::spawn(TestWriter::new(shared.clone(), TestFormat::Dimacs), 300)
                 .unwrap();
         for t in &tests {
-            background.write(t).unwrap();
+            background.write(&Arc::new(t.clone())).unwrap();
         }
         drop(background);
         let text = String::from_utf8(shared.0.lock().unwrap().clone()).unwrap();
@@ -456,7 +458,9 @@ mod tests {
         // The thread's own error, from a later write or from `finish`: never lost.
         let full = TestWriter::new(Full { room: 1000 }, TestFormat::Bits);
         let mut background = BackgroundWriter::spawn(full, 100).unwrap();
-        let early = tests.iter().find_map(|t| background.write(t).err());
+        let early = tests
+            .iter()
+            .find_map(|t| background.write(&Arc::new(t.clone())).err());
         let error = match (early, background.finish()) {
             (Some(e), _) | (None, Err(e)) => e,
             (None, Ok(_)) => panic!("a full output went unnoticed"),

@@ -9,12 +9,16 @@
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::handoff::{Handoff, Napping};
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
+use std::borrow::Borrow;
 use zlib::Stream;
 
+mod coverage;
+mod measures;
 mod zlib;
+
+pub use coverage::PairwiseCoverage;
+pub use measures::{Measures, MeasuringThread};
 
 pub use zlib::compressed_len;
 
@@ -113,8 +117,12 @@ fn whole_terms(strings: &[&[u8]], max_removals: usize) -> NcdTerms {
 
 /// The terms of Eq. 2 for a suite projected onto `vars` (variables from 0), in suite order,
 /// computed in one go (see [`ncd_terms`]): the reference [`RunningNcd`] is checked against.
-pub fn suite_ncd(tests: &[Assignment], vars: &[usize], max_removals: usize) -> NcdTerms {
-    let strings: Vec<Vec<u8>> = tests.iter().map(|t| projected(t, vars)).collect();
+pub fn suite_ncd(
+    tests: &[impl Borrow<Assignment>],
+    vars: &[usize],
+    max_removals: usize,
+) -> NcdTerms {
+    let strings: Vec<Vec<u8>> = tests.iter().map(|t| projected(t.borrow(), vars)).collect();
     let refs: Vec<&[u8]> = strings.iter().map(|s| s.as_slice()).collect();
     ncd_terms(&refs, max_removals)
 }
@@ -327,105 +335,6 @@ impl RunningNcd {
     }
 }
 
-/// A [`RunningNcd`] on a thread of its own: the coordinator hands each merged test over
-/// (projected on the measured variables) and reads the terms when a round ends. Compression
-/// was most of its merging on s38417_3_2 (1,664 support bytes a test through the streams),
-/// time in which no further verdict was merged; now it overlaps the ranks' work, and a round's
-/// end waits only for what is left. The thread takes the same tests in the same order, so the
-/// terms are the same.
-pub struct NcdThread {
-    vars: Vec<usize>,
-    /// Tests go over without waking the thread ([`crate::handoff`]); a request for the
-    /// lengths wakes it.
-    requests: Handoff<NcdRequest>,
-    replies: crossbeam_channel::Receiver<(Option<NcdTerms>, Duration)>,
-    len: usize,
-}
-
-enum NcdRequest {
-    Extend(Vec<Vec<u8>>),
-    Terms,
-}
-
-/// Memory the tests waiting for an [`NcdThread`] may take; past it the coordinator waits.
-const NCD_QUEUE_BYTES: usize = 64 << 20;
-
-/// Requests that may wait for an [`NcdThread`] whatever their size. A bounded queue's slots
-/// are allocated and written when it is made: 65,536 of them cleared 2.6 MB of fresh memory
-/// at every run's start, for 28-byte tests of which a run may merge 1,000.
-const NCD_QUEUE_SLOTS: usize = 4096;
-
-impl NcdThread {
-    /// Starts `ncd`'s thread in `scope`. It takes tests in under `budget` as
-    /// [`RunningNcd::extend`] does, and ends when the `NcdThread` is dropped.
-    pub fn spawn<'scope, 'env>(
-        scope: &'scope std::thread::Scope<'scope, 'env>,
-        mut ncd: RunningNcd,
-        budget: Budget<'env>,
-    ) -> Self {
-        let vars = ncd.vars.clone();
-        let len = ncd.len();
-        let capacity = (NCD_QUEUE_BYTES / (vars.len() + 1)).clamp(1, NCD_QUEUE_SLOTS);
-        let (requests, inbox) = crossbeam_channel::bounded(capacity);
-        let (outbox, replies) = crossbeam_channel::bounded(1);
-        let thread = std::thread::Builder::new().name("snapsat-ncd".into());
-        let started = thread.spawn_scoped(scope, move || {
-            let mut busy = Duration::ZERO;
-            for request in Napping(inbox) {
-                match request {
-                    NcdRequest::Extend(strings) => {
-                        let started = Instant::now();
-                        ncd.extend_projected(strings, &budget);
-                        busy += started.elapsed();
-                    }
-                    NcdRequest::Terms => {
-                        if outbox.send((ncd.terms(), busy)).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
-        let thread = started.expect("cannot start NCD's thread").thread().clone();
-        NcdThread {
-            vars,
-            requests: Handoff::new(requests, thread),
-            replies,
-            len,
-        }
-    }
-
-    /// Tests handed over so far.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True before the first test.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Tests join the suite (in suite order).
-    pub fn extend(&mut self, tests: &[Assignment]) {
-        if tests.is_empty() {
-            return;
-        }
-        self.len += tests.len();
-        let strings = tests.iter().map(|t| projected(t, &self.vars)).collect();
-        // The thread ends only once this handle is dropped: the send cannot fail before.
-        let _ = self.requests.send(NcdRequest::Extend(strings));
-    }
-
-    /// The terms once every test handed over is taken in (as [`RunningNcd::terms`]), and the
-    /// thread's time compressing so far.
-    pub fn terms(&mut self) -> (Option<NcdTerms>, Duration) {
-        let _ = self.requests.send(NcdRequest::Terms);
-        self.requests.wake();
-        self.replies.recv().unwrap_or((None, Duration::ZERO))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,7 +470,7 @@ mod tests {
     /// Tests of 2,000 bits, each a shared base with a tenth of its bits flipped at random:
     /// compressible as real suites are, and wide enough that deflate's window forgets a
     /// removal within 17 tests.
-    fn wide_tests(count: usize) -> Vec<Assignment> {
+    pub(super) fn wide_tests(count: usize) -> Vec<Assignment> {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let base: Vec<bool> = (0..2000).map(|_| rng.gen()).collect();
@@ -638,200 +547,10 @@ mod tests {
         assert!(!running.extend(&wide, &Budget::unlimited()));
     }
 
-    /// The thread takes the same tests in the same order as a `RunningNcd` on the caller's
-    /// thread would, so it reads the same terms whenever asked, and a spent budget stops it
-    /// as it does the other.
-    #[test]
-    fn ncd_on_its_own_thread_reads_what_it_would_on_the_callers() {
-        let tests = wide_tests(40);
-        let vars: Vec<usize> = (0..2000).step_by(2).collect();
-        let mut here = RunningNcd::new(&vars, 8);
-        std::thread::scope(|scope| {
-            let mut there = NcdThread::spawn(scope, RunningNcd::new(&vars, 8), Budget::unlimited());
-            let mut at = 0;
-            for batch in [1, 1, 3, 1, 7, 1, 1, 25] {
-                for test in &tests[at..at + batch] {
-                    there.extend(std::slice::from_ref(test));
-                }
-                assert!(here.extend(&tests[at..at + batch], &Budget::unlimited()));
-                at += batch;
-                assert_eq!(there.len(), at);
-                assert_eq!(there.terms().0, here.terms(), "at {at} tests");
-            }
-        });
-        let stop = std::sync::atomic::AtomicBool::new(true);
-        std::thread::scope(|scope| {
-            let spent = Budget::new(std::time::Duration::from_secs(60), &stop);
-            let mut there = NcdThread::spawn(scope, RunningNcd::new(&vars, 8), spent);
-            there.extend(&tests);
-            assert_eq!(there.terms().0, None);
-        });
-    }
-
     #[test]
     fn tiny_suites_have_zero_distance() {
         assert_eq!(ncd(&[], 8), 0.0);
         assert_eq!(ncd(&[b"0101"], 8), 0.0);
-    }
-}
-
-/// Pairwise literal coverage: which value pairs of which variable pairs a suite has shown,
-/// kept up to date test by test.
-///
-/// Over `m` variables there are `4·m(m−1)/2` (pair, values) combinations; each new test costs
-/// `O(m²)`. Above [`PairwiseCoverage::MAX_VARS`] variables an evenly spaced subset is tracked.
-pub struct PairwiseCoverage {
-    vars: Vec<usize>,
-    /// Row `(2a + b)·m + i`, a bitset over `j`: pair `(i, j)`, `i < j`, was seen with values
-    /// `(a, b)`. A test then marks its pairs a row of words at a time, not a pair at a time:
-    /// pair by pair, 512 variables cost the coordinator 4% of a run on s38417_3_2.
-    rows: Vec<u64>,
-    /// Words in a row.
-    words: usize,
-    /// One bit a row: every partner has been seen. Such rows are skipped: coverage saturates
-    /// early (the initial solutions cover 98% of s820a_7_4's pairs), and marking 512
-    /// variables' rows had become a third of the coordinator's merging on s38417_3_2.
-    full: Vec<u64>,
-    count: u64,
-}
-
-impl PairwiseCoverage {
-    /// Variables tracked at most: `4·m²/2` combinations must stay a few hundred KiB.
-    pub const MAX_VARS: usize = 512;
-
-    /// Coverage over `vars` (variables from 0), or an evenly spaced subset of them.
-    pub fn new(vars: &[usize]) -> Self {
-        let m = vars.len();
-        let vars: Vec<usize> = if m > Self::MAX_VARS {
-            (0..Self::MAX_VARS)
-                .map(|i| vars[i * m / Self::MAX_VARS])
-                .collect()
-        } else {
-            vars.to_vec()
-        };
-        let words = vars.len().div_ceil(64);
-        PairwiseCoverage {
-            rows: vec![0; 4 * vars.len() * words],
-            full: vec![0; (4 * vars.len()).div_ceil(64)],
-            vars,
-            words,
-            count: 0,
-        }
-    }
-
-    /// A test joins: its value pairs are marked covered.
-    pub fn add(&mut self, test: &Assignment) {
-        let (m, words) = (self.vars.len(), self.words);
-        let mut ones = vec![0u64; words];
-        for (j, &v) in self.vars.iter().enumerate() {
-            ones[j / 64] |= u64::from(test.get(v)) << (j % 64);
-        }
-        // The last word's bits past the `m` variables stand for no partner.
-        let last_word = (!0u64) >> ((64 - m % 64) % 64);
-        for i in 0..m {
-            let a = (ones[i / 64] >> (i % 64)) & 1;
-            // Only the partners after `i`.
-            let after_i = (!0u64).checked_shl((i % 64) as u32 + 1).unwrap_or(0);
-            for b in 0..2 {
-                let index = (2 * a as usize + b) * m + i;
-                if self.full[index / 64] >> (index % 64) & 1 == 1 {
-                    continue;
-                }
-                let row = &mut self.rows[index * words..][..words];
-                let mut complete = true;
-                for (w, (cell, &one)) in row.iter_mut().zip(&ones).enumerate().skip(i / 64) {
-                    // The partners this row stands for in word `w`.
-                    let mut partners = !0u64;
-                    if w == i / 64 {
-                        partners &= after_i;
-                    }
-                    if w == words - 1 {
-                        partners &= last_word;
-                    }
-                    let seen = partners & if b == 1 { one } else { !one };
-                    self.count += u64::from((seen & !*cell).count_ones());
-                    *cell |= seen;
-                    complete &= *cell & partners == partners;
-                }
-                if complete {
-                    self.full[index / 64] |= 1 << (index % 64);
-                }
-            }
-        }
-    }
-
-    /// Share of all combinations covered, in [0, 1].
-    pub fn fraction(&self) -> f64 {
-        let m = self.vars.len();
-        let combos = 4 * m * m.saturating_sub(1) / 2;
-        if combos == 0 {
-            1.0
-        } else {
-            self.count as f64 / combos as f64
-        }
-    }
-}
-
-#[cfg(test)]
-mod coverage_tests {
-    use super::*;
-
-    #[test]
-    fn coverage_counts_value_pairs() {
-        let mut c = PairwiseCoverage::new(&[0, 1]);
-        c.add(&Assignment::from_bit_string("00").unwrap());
-        assert_eq!(c.fraction(), 0.25);
-        c.add(&Assignment::from_bit_string("00").unwrap());
-        c.add(&Assignment::from_bit_string("11").unwrap());
-        assert_eq!(c.fraction(), 0.5);
-        c.add(&Assignment::from_bit_string("01").unwrap());
-        c.add(&Assignment::from_bit_string("10").unwrap());
-        assert_eq!(c.fraction(), 1.0);
-    }
-
-    /// Across word boundaries, the count is that of the definition: distinct
-    /// `(i, j, a, b)` with `i < j` over the tests so far; mostly zeros, so that the counts
-    /// grow slowly and stay far from full.
-    #[test]
-    fn coverage_matches_the_definition_on_wide_tests() {
-        let coverage = coverage_against_the_definition(0.1, 40);
-        assert!(coverage.fraction() < 0.9);
-    }
-
-    /// The same as rows fill up and are skipped, up to full coverage.
-    #[test]
-    fn coverage_matches_the_definition_as_rows_fill_up() {
-        let coverage = coverage_against_the_definition(0.5, 150);
-        assert!(coverage.full.iter().any(|&w| w != 0));
-        assert_eq!(coverage.fraction(), 1.0);
-    }
-
-    /// `tests` tests over 150 variables, each one with probability `p_one`, every other one
-    /// tracked; the coverage checked against the definition after each.
-    fn coverage_against_the_definition(p_one: f64, tests: usize) -> PairwiseCoverage {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let vars: Vec<usize> = (0..150).step_by(2).collect();
-        let mut coverage = PairwiseCoverage::new(&vars);
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..tests {
-            let bits: String = (0..150)
-                .map(|_| if rng.gen_bool(p_one) { '1' } else { '0' })
-                .collect();
-            let test = Assignment::from_bit_string(&bits).unwrap();
-            coverage.add(&test);
-            for (i, &u) in vars.iter().enumerate() {
-                for &v in &vars[i + 1..] {
-                    seen.insert((u, v, test.get(u), test.get(v)));
-                }
-            }
-            let m = vars.len() as f64;
-            assert_eq!(
-                coverage.fraction(),
-                seen.len() as f64 / (2.0 * m * (m - 1.0))
-            );
-        }
-        coverage
     }
 }
 

@@ -123,7 +123,7 @@ pub fn sample(
         },
         unflippable: vec![false; checker.cnf().num_vars()],
         seen_candidates: HashSet::new(),
-        suite: Suite::new(checker, &support, config.max_tests),
+        suite: Suite::new(checker, config.max_tests),
         support,
     };
     let stop = loop {
@@ -148,7 +148,8 @@ pub fn sample(
         diversity::DEFAULT_REMOVALS,
     )
     .value();
-    report.coverage = quick.suite.coverage();
+    report.coverage =
+        diversity::PairwiseCoverage::of(quick.suite.tests(), &quick.support).fraction();
     report.seconds.total = start.elapsed().as_secs_f64();
     Ok(report)
 }

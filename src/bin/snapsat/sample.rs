@@ -18,6 +18,7 @@ use snapsat::verify::Checker;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The largest N: the delta pool holds up to N(N−1)/2 pairs.
@@ -190,10 +191,10 @@ struct CliObserver {
 }
 
 impl Observer for CliObserver {
-    fn test(&mut self, test: &Assignment) -> std::io::Result<()> {
+    fn test(&mut self, test: &Arc<Assignment>) -> std::io::Result<()> {
         self.writer.write(test)?;
         if let Some(suite) = &mut self.suite {
-            suite.push(test.clone());
+            suite.push(Assignment::clone(test));
         }
         Ok(())
     }

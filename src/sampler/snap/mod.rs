@@ -124,9 +124,9 @@ pub(super) struct Snap<'a> {
     suite: Suite<'a>,
     /// The variables NCD is measured on.
     projection: Vec<usize>,
-    /// The suite's NCD, kept up to date as tests join, on a thread of its own while
-    /// [`Snap::run`] goes on.
-    ncd: Option<diversity::NcdThread>,
+    /// The suite's NCD and coverage, kept up to date as tests join, on a thread of their
+    /// own while [`Snap::run`] goes on.
+    measures: Option<diversity::MeasuringThread>,
     report: Report,
 }
 
@@ -144,8 +144,8 @@ impl<'a> Snap<'a> {
             start,
             budget: Budget::new(config.time_limit, interrupt),
             merging: Duration::ZERO,
-            suite: Suite::new(checker, &projection, config.max_tests),
-            ncd: None,
+            suite: Suite::new(checker, config.max_tests),
+            measures: None,
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -175,11 +175,14 @@ impl<'a> Snap<'a> {
         }
     }
 
-    /// The running NCD, handed the tests that joined since it last took some.
-    fn ncd_up_to_date(&mut self) -> &mut diversity::NcdThread {
-        let ncd = self.ncd.as_mut().expect("NCD runs while the loop does");
-        ncd.extend(&self.suite.tests()[ncd.len()..]);
-        ncd
+    /// The measuring thread, handed the tests that joined since it last took some.
+    fn measures_up_to_date(&mut self) -> &mut diversity::MeasuringThread {
+        let measures = self
+            .measures
+            .as_mut()
+            .expect("the measures run while the loop does");
+        measures.extend(&self.suite.tests()[measures.len()..]);
+        measures
     }
 
     /// Adds a test a worker checked against every clause to the suite if it is new; true when
@@ -193,9 +196,9 @@ impl<'a> Snap<'a> {
         let added = self.suite.admit_checked(test, observer)?;
         self.report.duplicates += u64::from(!added && !self.suite.is_full());
         if added {
-            // NCD's thread takes each test as it is merged, while the ranks work; the round's
-            // end is left to read the lengths.
-            self.ncd_up_to_date();
+            // The measuring thread takes each test as it is merged, while the ranks work; the
+            // round's end is left to read the measures.
+            self.measures_up_to_date();
         }
         self.merging += started.elapsed();
         Ok(added)
@@ -237,12 +240,12 @@ impl<'a> Snap<'a> {
         let ncd = diversity::RunningNcd::new(&self.projection, self.config.ncd_removals);
         let budget = self.budget;
         std::thread::scope(|scope| {
-            self.ncd = Some(diversity::NcdThread::spawn(scope, ncd, budget));
+            self.measures = Some(diversity::MeasuringThread::spawn(scope, ncd, budget));
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 self.run_loop(workforce, resumed, observer)
             }));
             // Dropping the handle ends the thread, which the scope waits for (a panic too).
-            self.ncd = None;
+            self.measures = None;
             result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     }

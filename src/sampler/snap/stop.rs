@@ -11,13 +11,13 @@ impl Snap<'_> {
     /// before every new test was compressed.
     pub(super) fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
-        let (terms, compressing) = self.ncd_up_to_date().terms();
-        stats.ncd = terms.map_or(f64::NAN, |t| t.value());
-        stats.information = terms.map_or(0, |t| t.information());
-        stats.coverage = self.suite.coverage();
+        let measures = self.measures_up_to_date().measures();
+        stats.ncd = measures.ncd.map_or(f64::NAN, |t| t.value());
+        stats.information = measures.ncd.map_or(0, |t| t.information());
+        stats.coverage = measures.coverage;
         stats.suite_size = self.suite.tests().len();
         self.metrics.record(Phase::Ncd, t.elapsed());
-        self.report.seconds.ncd = compressing.as_secs_f64();
+        self.report.seconds.ncd = measures.busy.as_secs_f64();
     }
 
     pub(super) fn push_round(&mut self, stats: RoundStats) {
