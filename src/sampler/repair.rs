@@ -27,8 +27,16 @@ const FRESH_BUDGETS: [u64; 3] = [1, 2, 4];
 const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 /// How often repair halves the kept bits before it falls back to a fresh solution.
 const MAX_HALVINGS: usize = 3;
-/// Conflicts a session repair query may take.
-const REPAIR_CONFLICTS: u32 = 2_000;
+/// Conflicts a session repair query may take before half its kept bits are freed. A query
+/// that needs more is mostly a search the candidate's phases hold far from any model: traced
+/// on karatsuba.sk_7_41, the 8% of repair queries that hit 2,000 conflicts took 42% of the
+/// repairs' time (0.47 s each), while the median answer took 200. With 250, tests in 60 s
+/// (seeds 1-3, two runs at a time) went from 540/405/513 to 1027/797/895 on karatsuba and
+/// from 658/220/229 to 747/555/572 on parity.sk_11_11, and time to 1000 tests on the other
+/// 27 case studies did not move beyond noise (0.86-1.20x, medians of 3); 100 gained more on
+/// those two but cost LoginService2.sk_23_36 1.3x and 20.sk_1_51 1.4x, and freed every kept
+/// bit of 8-40% of their repairs (250: 2-15%). NCD and coverage of the suites did not drop.
+const REPAIR_CONFLICTS: u32 = 250;
 /// Conflicts a fresh solution's searches may take in turn, then the time left: the first
 /// under random phases on every variable, the others steered on the independent support. A
 /// short first search suffices on every formula that needs no steering (seed 1 of the 29
