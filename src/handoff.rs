@@ -1,10 +1,10 @@
-//! Queues from the coordinator to the threads beside it (the suite's writer, NCD's): handing
-//! an item over never wakes the thread. A thread blocked on its queue has to be woken by each
-//! send, and that wake-up (a futex call and an interrupt to the other core) was most of what
-//! merging a verdict cost the coordinator: two-thirds of it on LoginService2.sk_23_36, where
-//! the writer had gone to sleep between tests. The thread naps instead while its queue is
-//! empty, and is woken when it is wanted at once (a request it must answer, the end) or when
-//! items pile up: then the wake-up is paid once for many items.
+//! Queues from the coordinator to the threads beside it (the suite's writer, the measuring
+//! thread): handing an item over never wakes the thread. A thread blocked on its queue has to
+//! be woken by each send, and that wake-up (a futex call and an interrupt to the other core)
+//! was most of what merging a verdict cost the coordinator: two-thirds of it on
+//! LoginService2.sk_23_36, where the writer had gone to sleep between tests. The thread naps
+//! instead while its queue is empty, and is woken when it is wanted at once (a request it must
+//! answer, the end) or when items pile up: then the wake-up is paid once for many items.
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use std::thread::Thread;
@@ -15,9 +15,9 @@ use std::time::Duration;
 const NAP: Duration = Duration::from_millis(1);
 
 /// Items waiting that wake the thread before its nap is over, so that it is never more than
-/// a few items behind (a round's end waits for NCD's thread to take every test in). Waking a
-/// thread that is not asleep costs an atomic swap, no system call; a thread that naps while
-/// items come faster than this is woken once for many of them.
+/// a few items behind (a round's end waits for the measuring thread to take every test in).
+/// Waking a thread that is not asleep costs an atomic swap, no system call; a thread that
+/// naps while items come faster than this is woken once for many of them.
 const WAKE_AT: usize = 16;
 
 /// A queue's receiving end: the items in order, napping while none waits; it ends once the

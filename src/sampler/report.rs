@@ -61,8 +61,8 @@ pub struct RoundStats {
     pub seconds: f64,
     /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
     /// NCD) and merging each verdict (deduplicating, handing the test to the observer and to
-    /// NCD's thread; the clause check is made by the ranks, and the CLI's observer writes on
-    /// a thread of its own).
+    /// the measuring thread; the clause check is made by the ranks, and the CLI's observer
+    /// writes on a thread of its own).
     pub coordinator_seconds: f64,
     /// The ranks' time on this round's tasks, summed over ranks, merging excluded.
     pub work_seconds: f64,
@@ -82,8 +82,8 @@ pub struct PhaseSeconds {
     pub clustering: f64,
     /// Step 3b: candidates checked and repaired, tests merged.
     pub verify_repair: f64,
-    /// Step 4: measuring the suite (NCD's compression, on a thread of its own beside the
-    /// coordinator).
+    /// Step 4: measuring the suite (NCD's compression and the pairwise coverage, on a thread
+    /// of their own beside the coordinator).
     pub ncd: f64,
     /// The whole run.
     pub total: f64,

@@ -118,8 +118,8 @@ pub(super) struct Snap<'a> {
     /// The run's deadline and interrupt, checked by every phase of the loop.
     budget: Budget<'a>,
     /// Time spent merging tests into the suite (deduplicating, handing them to the observer
-    /// and to NCD's thread; the clause check is the workers'): the coordinator's, however the
-    /// ranks' work goes on meanwhile.
+    /// and to the measuring thread; the clause check is the workers'): the coordinator's,
+    /// however the ranks' work goes on meanwhile.
     merging: Duration,
     suite: Suite<'a>,
     /// The variables NCD is measured on.
