@@ -479,3 +479,53 @@ fn a_wide_formula_stops_at_its_time_limit_with_its_tests_kept() {
         "{verdict}"
     );
 }
+
+// 14. Statistics written through a symbolic link reach the file it names, and the link stays;
+// written to a pipe or a device they go into it, and it stays what it was. (The statistics
+// were renamed into place over whatever the path named: as root, `--stats /dev/null` left a
+// regular file where the device had been.)
+#[test]
+fn statistics_through_a_link_or_into_a_pipe_leave_both_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    let target = kept.join("stats.json");
+    let link = dir.path().join("stats-link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let pipe = dir.path().join("stats.pipe");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    // The pipe's reader: a run that replaced the pipe would leave it waiting, so the test
+    // waits for what it read a bounded time.
+    let (read_tx, read_rx) = std::sync::mpsc::channel();
+    let reading = pipe.clone();
+    std::thread::spawn(move || {
+        let _ = read_tx.send(std::fs::read(&reading));
+    });
+    for (stats, suite) in [(&link, "a.txt"), (&pipe, "b.txt")] {
+        let o = snapsat(&[
+            "sample",
+            example(),
+            "--max-tests",
+            "5",
+            "-o",
+            path(&dir.path().join(suite)),
+            "--stats",
+            path(stats),
+        ]);
+        assert_status(&o, 0, "");
+    }
+    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    assert!(kind(&link).is_symlink(), "the link was replaced");
+    assert!(kind(&pipe).is_fifo(), "the pipe was replaced");
+    let linked: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(linked["distinct_tests"], 5);
+    let piped = read_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("nothing was written into the pipe")
+        .unwrap();
+    let piped: serde_json::Value = serde_json::from_slice(&piped).unwrap();
+    assert_eq!(piped["distinct_tests"], 5);
+}

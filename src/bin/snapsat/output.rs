@@ -107,8 +107,26 @@ impl Write for LazyFile {
 }
 
 /// Writes a whole file through a temporary file in the same folder and a rename: readers
-/// and a crash see the old file or the new one, never half of one.
+/// and a crash see the old file or the new one, never half of one. The rename replaces what
+/// the path names, so it is kept for regular files: a symbolic link is followed to the file
+/// it names (the link stays), and a device or a pipe (`--stats /dev/null`, `/dev/stdout`)
+/// is written to in place — renamed over, as root, /dev/null had become a regular file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = followed(path);
+    let special = std::fs::metadata(&target).is_ok_and(|m| !m.is_file());
+    let written = if special {
+        OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+    } else {
+        replace(&target, bytes)
+    };
+    written.output(path.display())
+}
+
+/// `bytes` as the regular file `path`, through a temporary file beside it and a rename.
+fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let temporary = path.with_file_name(format!(
         ".{}.{}.tmp",
@@ -124,7 +142,25 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    written.output(path.display())
+    written
+}
+
+/// The path at the end of `path`'s symbolic links (itself if it is none, or a chain of more
+/// than 40, which the write then reports as the system would).
+fn followed(path: &Path) -> PathBuf {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&at) {
+            Ok(next) => {
+                at = match at.parent() {
+                    Some(folder) => folder.join(next),
+                    None => next,
+                }
+            }
+            Err(_) => return at,
+        }
+    }
+    path.to_path_buf()
 }
 
 /// Writes `text` to standard output; a closed or full stdout is an error (exit 1), not a panic.
