@@ -1,7 +1,7 @@
 //! The suite's diversity measures, kept up to date on a thread of their own while the sampler
 //! goes on merging tests.
 
-use super::{projected, NcdTerms, PairwiseCoverage, RunningNcd};
+use super::{NcdTerms, PairwiseCoverage, RunningNcd};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::handoff::{Handoff, Napping};
@@ -65,8 +65,7 @@ impl MeasuringThread {
                 match request {
                     Request::Extend(tests) => {
                         let started = Instant::now();
-                        let strings = tests.iter().map(|t| projected(t, &ncd.vars)).collect();
-                        ncd.extend_projected(strings, &budget);
+                        ncd.extend(&tests, &budget);
                         for test in &tests {
                             coverage.add(test);
                         }
@@ -152,11 +151,7 @@ mod tests {
                     there.extend(std::slice::from_ref(test));
                     coverage_here.add(test);
                 }
-                let plain: Vec<Assignment> = tests[at..at + batch]
-                    .iter()
-                    .map(|t| (**t).clone())
-                    .collect();
-                assert!(here.extend(&plain, &Budget::unlimited()));
+                assert!(here.extend(&tests[at..at + batch], &Budget::unlimited()));
                 at += batch;
                 assert_eq!(there.len(), at);
                 let measures = there.measures();

@@ -230,8 +230,11 @@ impl RunningNcd {
     /// Tests join the suite (in suite order). The removal streams take them in parallel on
     /// the current rayon pool. False, and no value from then on, if the budget ran out before
     /// every test was taken in.
-    pub fn extend(&mut self, tests: &[Assignment], budget: &Budget) -> bool {
-        let strings = tests.iter().map(|t| projected(t, &self.vars)).collect();
+    pub fn extend(&mut self, tests: &[impl Borrow<Assignment>], budget: &Budget) -> bool {
+        let strings = tests
+            .iter()
+            .map(|t| projected(t.borrow(), &self.vars))
+            .collect();
         self.extend_projected(strings, budget)
     }
 
