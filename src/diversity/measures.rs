@@ -21,6 +21,8 @@ pub struct MeasuringThread {
     requests: Handoff<Request>,
     replies: crossbeam_channel::Receiver<Measures>,
     len: usize,
+    /// The measures are asked for and not yet read.
+    asked: bool,
 }
 
 /// The measures of the tests handed over so far.
@@ -93,6 +95,7 @@ impl MeasuringThread {
             requests: Handoff::new(requests, thread),
             replies,
             len,
+            asked: false,
         }
     }
 
@@ -106,7 +109,8 @@ impl MeasuringThread {
         self.len == 0
     }
 
-    /// Tests join the suite (in suite order).
+    /// Tests join the suite (in suite order); once the measures are asked for, tests count
+    /// in them only when asked for again.
     pub fn extend(&mut self, tests: &[Arc<Assignment>]) {
         if tests.is_empty() {
             return;
@@ -116,10 +120,21 @@ impl MeasuringThread {
         let _ = self.requests.send(Request::Extend(tests.to_vec()));
     }
 
-    /// The measures once every test handed over is taken in.
+    /// Asks for the measures of the tests handed over so far, to be read by
+    /// [`MeasuringThread::measures`] once the caller has done other work meanwhile.
+    pub fn ask(&mut self) {
+        if !self.asked {
+            self.asked = true;
+            let _ = self.requests.send(Request::Measures);
+            self.requests.wake();
+        }
+    }
+
+    /// The measures once every test handed over before they were asked for (now, unless
+    /// [`MeasuringThread::ask`] did) is taken in.
     pub fn measures(&mut self) -> Measures {
-        let _ = self.requests.send(Request::Measures);
-        self.requests.wake();
+        self.ask();
+        self.asked = false;
         self.replies.recv().unwrap_or(Measures {
             ncd: None,
             coverage: 0.0,
@@ -135,7 +150,8 @@ mod tests {
 
     /// The thread takes the same tests in the same order as a `RunningNcd` and a
     /// `PairwiseCoverage` on the caller's thread would, so it reads the same measures
-    /// whenever asked, and a spent budget stops its NCD as it does the other.
+    /// whenever asked (of the tests handed over until asked), and a spent budget stops its
+    /// NCD as it does the other.
     #[test]
     fn measures_on_their_own_thread_read_what_they_would_on_the_callers() {
         let tests: Vec<Arc<Assignment>> = wide_tests(40).into_iter().map(Arc::new).collect();
@@ -159,6 +175,23 @@ mod tests {
                 assert_eq!(measures.coverage, coverage_here.fraction(), "at {at} tests");
             }
             assert!(coverage_here.fraction() > 0.0);
+        });
+        // Measures asked for are those of the tests handed over until then.
+        std::thread::scope(|scope| {
+            let mut there =
+                MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), Budget::unlimited());
+            there.extend(&tests[..10]);
+            there.ask();
+            there.ask();
+            there.extend(&tests[10..]);
+            let mut first_ten = RunningNcd::new(&vars, 8);
+            first_ten.extend(&tests[..10], &Budget::unlimited());
+            assert_eq!(there.measures().ncd, first_ten.terms());
+            assert_eq!(
+                there.measures().ncd,
+                here.terms(),
+                "all of them, asked again"
+            );
         });
         let stop = std::sync::atomic::AtomicBool::new(true);
         std::thread::scope(|scope| {

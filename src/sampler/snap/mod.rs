@@ -264,6 +264,8 @@ impl<'a> Snap<'a> {
             work_seconds: workforce.busy().as_secs_f64(),
             ..Default::default()
         };
+        self.measures_up_to_date().ask();
+        let mut next = self.prepare_ahead(0, &samples);
         self.measure(&mut initial);
         initial.seconds = self.start.elapsed().as_secs_f64();
         initial.merge_seconds = self.merging.as_secs_f64();
@@ -278,7 +280,11 @@ impl<'a> Snap<'a> {
                 break stop;
             }
             round += 1;
-            let stats = self.round(workforce, round, &mut samples, observer)?;
+            let prepared = match next.take() {
+                Some(prepared) => prepared,
+                None => self.prepare(round, &samples),
+            };
+            let stats = self.round(workforce, prepared, &mut samples, observer, &mut next)?;
             let previous = metric;
             metric = self.metric(&stats);
             let new_tests = stats.new_tests;
