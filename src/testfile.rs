@@ -19,9 +19,10 @@ pub enum TestFormat {
     Bits,
 }
 
-/// Streams tests to a writer. Each test, newline included, goes out in one `write_all` and is
-/// flushed: a process killed between tests leaves whole lines, and a torn last line can only
-/// come from a kill inside that one call (which [`read_suite`] then reports).
+/// Streams tests to a writer. Each test, newline included, goes out in one `write_all` (with
+/// the tests written along with it) and is flushed: a process killed between writes leaves
+/// whole lines, and a torn last line can only come from a kill inside that one call (which
+/// [`read_suite`] then reports).
 pub struct TestWriter<W: Write> {
     out: W,
     format: TestFormat,
@@ -44,15 +45,27 @@ impl<W: Write> TestWriter<W> {
 
     /// One test, its line and newline in one write, flushed.
     pub fn write(&mut self, test: &Assignment) -> io::Result<()> {
+        self.write_all([test])
+    }
+
+    /// Tests in order, their lines in one write, flushed.
+    pub fn write_all<'t>(
+        &mut self,
+        tests: impl IntoIterator<Item = &'t Assignment>,
+    ) -> io::Result<()> {
         self.line.clear();
-        match self.format {
-            TestFormat::Dimacs => self.dimacs.write(test, &mut self.line),
-            TestFormat::Bits => test.write_bits(&mut self.line),
+        let mut count = 0;
+        for test in tests {
+            match self.format {
+                TestFormat::Dimacs => self.dimacs.write(test, &mut self.line),
+                TestFormat::Bits => test.write_bits(&mut self.line),
+            }
+            self.line.push(b'\n');
+            count += 1;
         }
-        self.line.push(b'\n');
         self.out.write_all(&self.line)?;
         self.out.flush()?;
-        self.written += 1;
+        self.written += count;
         Ok(())
     }
 
@@ -70,10 +83,12 @@ impl<W: Write> TestWriter<W> {
 /// A [`TestWriter`] on a thread of its own. The coordinator merging verdicts hands each test
 /// over and goes on: rendering and writing a test's line had been half of its work per test
 /// (LoginService2.sk_23_36's 11,511 variables make 64 KB lines), time in which no verdict was
-/// merged however many ranks waited. Lines go out in the order handed over, each in one
-/// flushed write as [`TestWriter`] makes them; dropping the writer still writes every test
-/// handed over, so an interrupted run keeps them. Handing a test over does not wake the
-/// thread ([`crate::handoff`]): it writes within a millisecond.
+/// merged however many ranks waited. Lines go out in the order handed over, the tests waiting
+/// when the thread looks written together in one flushed write (up to [`BATCH_TEXT_BYTES`]
+/// of lines): a system call a test had been most of the thread's time on small formulas
+/// (1,000 writes of 300-byte lines for blasted_case47). Dropping the writer still writes
+/// every test handed over, so an interrupted run keeps them. Handing a test over does not
+/// wake the thread ([`crate::handoff`]): it writes within a millisecond.
 pub struct BackgroundWriter<W: Write + Send + 'static> {
     queue: Option<Handoff<Arc<Assignment>>>,
     thread: Option<JoinHandle<io::Result<Written<W>>>>,
@@ -94,6 +109,9 @@ pub struct Written<W> {
 /// memory.
 const QUEUE_TEXT_BYTES: usize = 32 << 20;
 
+/// Lines written together at most: a write of them still lands within the millisecond.
+const BATCH_TEXT_BYTES: usize = 1 << 20;
+
 /// Bytes a DIMACS line of `num_vars` literals may take (7 on average past 100,000 variables).
 fn line_bytes(num_vars: usize) -> usize {
     8 * num_vars + 2
@@ -104,14 +122,20 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
     /// their lines; past that a slow disk holds the caller back.
     pub fn spawn(mut writer: TestWriter<W>, num_vars: usize) -> io::Result<Self> {
         let capacity = (QUEUE_TEXT_BYTES / line_bytes(num_vars)).clamp(1, 4096);
+        let batch_tests = (BATCH_TEXT_BYTES / line_bytes(num_vars)).max(1);
         let (queue, tests) = crossbeam_channel::bounded::<Arc<Assignment>>(capacity);
         let thread = std::thread::Builder::new()
             .name("snapsat-writer".into())
             .spawn(move || {
                 let mut busy = Duration::ZERO;
-                for test in Napping(tests) {
+                let mut tests = Napping(tests);
+                let mut batch = Vec::with_capacity(batch_tests.min(capacity));
+                while let Some(test) = tests.next() {
                     let started = Instant::now();
-                    writer.write(&test)?;
+                    batch.push(test);
+                    batch.extend(tests.0.try_iter().take(batch_tests - 1));
+                    writer.write_all(batch.iter().map(|t| &**t))?;
+                    batch.clear();
                     busy += started.elapsed();
                 }
                 Ok(Written {
@@ -406,6 +430,57 @@ mod tests {
         let done = background.finish().unwrap();
         assert_eq!(done.tests, tests.len());
         assert!(String::from_utf8(done.out).unwrap() == direct);
+    }
+
+    /// Tests that wait while the thread writes go out together, whole lines in order, in one
+    /// write call.
+    #[test]
+    fn tests_waiting_for_the_background_writer_go_out_in_one_write() {
+        use std::sync::mpsc::{channel, Receiver, Sender};
+        /// Says when its first write starts and holds it until the gate opens; records each
+        /// write.
+        struct Gated {
+            entered: Sender<()>,
+            gate: Receiver<()>,
+            writes: Vec<String>,
+        }
+        impl Write for Gated {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.writes.is_empty() {
+                    self.entered.send(()).unwrap();
+                    self.gate.recv().unwrap();
+                }
+                self.writes.push(String::from_utf8(buf.to_vec()).unwrap());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let tests = some_tests(40, 30);
+        let (entered, started) = channel();
+        let (open, gate) = channel();
+        let out = Gated {
+            entered,
+            gate,
+            writes: Vec::new(),
+        };
+        let mut background =
+            BackgroundWriter::spawn(TestWriter::new(out, TestFormat::Bits), 30).unwrap();
+        background.write(&Arc::new(tests[0].clone())).unwrap();
+        started.recv().unwrap();
+        for t in &tests[1..] {
+            background.write(&Arc::new(t.clone())).unwrap();
+        }
+        open.send(()).unwrap();
+        let done = background.finish().unwrap();
+        assert_eq!(done.tests, tests.len());
+        assert_eq!(
+            done.out.writes.len(),
+            2,
+            "the first test, then the 39 that waited"
+        );
+        assert_eq!(done.out.writes.concat(), written(&tests, TestFormat::Bits));
     }
 
     /// A shared buffer, so that what a dropped writer wrote can still be read.
