@@ -20,8 +20,7 @@ use std::time::Instant;
 
 /// A round ready to run: what steps 2 and 3a made of the samples, and its candidates.
 pub(super) struct Prepared {
-    round: usize,
-    /// The round's figures so far (samples, deltas, centroids).
+    /// The round's figures so far (its number, samples, deltas, centroids).
     stats: RoundStats,
     centroids: Vec<Assignment>,
     /// Empty when the delta pool is (every sample the same).
@@ -64,7 +63,6 @@ impl Snap<'_> {
             candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round)
         };
         Prepared {
-            round,
             stats: RoundStats {
                 round,
                 samples: samples.len(),
@@ -92,7 +90,6 @@ impl Snap<'_> {
     ) -> Result<RoundStats, SampleError> {
         let started = Instant::now();
         let Prepared {
-            round,
             mut stats,
             centroids,
             tasks,
@@ -145,7 +142,7 @@ impl Snap<'_> {
             stats.new_tests = self.suite.tests().len() - before;
         }
         self.measures_up_to_date().ask();
-        *next = self.prepare_ahead(round, samples);
+        *next = self.prepare_ahead(stats.round, samples);
         self.measure(&mut stats);
         stats.seconds = preparing + started.elapsed().as_secs_f64();
         stats.merge_seconds = (self.merging - merged).as_secs_f64();
