@@ -84,9 +84,9 @@ impl<W: Write> TestWriter<W> {
 /// over and goes on: rendering and writing a test's line had been half of its work per test
 /// (LoginService2.sk_23_36's 11,511 variables make 64 KB lines), time in which no verdict was
 /// merged however many ranks waited. Lines go out in the order handed over, the tests waiting
-/// when the thread looks written together in one flushed write (up to [`BATCH_TEXT_BYTES`]
-/// of lines): a system call a test had been most of the thread's time on small formulas
-/// (1,000 writes of 300-byte lines for blasted_case47). Dropping the writer still writes
+/// when the thread looks written together in one flushed write (up to 1 MiB of lines): a
+/// system call a test had been most of the thread's time on small formulas (1,000 writes of
+/// 300-byte lines for blasted_case47). Dropping the writer still writes
 /// every test handed over, so an interrupted run keeps them. Handing a test over does not
 /// wake the thread ([`crate::handoff`]): it writes within a millisecond.
 pub struct BackgroundWriter<W: Write + Send + 'static> {
