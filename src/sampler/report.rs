@@ -57,7 +57,8 @@ pub struct RoundStats {
     pub information: usize,
     /// Pairwise literal coverage of the suite over the NCD variables.
     pub coverage: f64,
-    /// Wall time of the round.
+    /// Wall time of the round, the next round's preparation included (it is made while this
+    /// round's measures are taken): the rounds' times add up to the run's.
     pub seconds: f64,
     /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
     /// NCD) and merging each verdict (deduplicating, handing the test to the observer and to
