@@ -74,6 +74,11 @@ impl Cnf {
         self.starts.len() - 1
     }
 
+    /// Literal occurrences, over all clauses.
+    pub fn num_literals(&self) -> usize {
+        self.literals.len()
+    }
+
     /// Clause `i`.
     #[inline]
     pub fn clause(&self, i: usize) -> &[Lit] {

@@ -27,6 +27,33 @@ use std::sync::Arc;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Formulas from this many literal occurrences (and variables) on get transparent huge pages.
+/// mimalloc asks the kernel for them, and the kernel clears all 2 MiB of one at its first
+/// touch: a small formula's run touches little of each, and on blasted_case47 (1,000 tests in
+/// 17 ms) clearing them was 23% of the process's CPU; without them the small case studies' runs
+/// took 6-10% less. Where a solver's clauses outgrow what the TLB reaches with 4 KiB pages
+/// (a few MiB), huge pages pay for themselves again.
+const HUGE_PAGES_FROM: usize = 1 << 20;
+
+/// True for formulas large enough that huge pages pay for their clearing.
+fn huge_pages_pay(cnf: &Cnf) -> bool {
+    cnf.num_literals() + cnf.num_vars() >= HUGE_PAGES_FROM
+}
+
+/// Lets the kernel back this process's memory with transparent huge pages, or not, from now on
+/// (`PR_SET_THP_DISABLE` is checked at each page fault; pages already mapped stay as they are).
+/// Best effort: a kernel without the call leaves things as they were.
+fn allow_huge_pages(allow: bool) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes an integer flag and three zero arguments, and only
+    // changes how later page faults of this process are served; no memory is passed.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!allow), 0, 0, 0);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = allow;
+}
+
 #[derive(Parser)]
 #[command(
     name = "snapsat",
@@ -102,6 +129,7 @@ pub fn read_formula(input: &InputArgs, quiet: bool) -> Result<Cnf> {
         Strictness::Strict
     };
     let parsed = dimacs::read_file(&input.formula, strictness).map_err(Failure::bad_input)?;
+    allow_huge_pages(huge_pages_pay(&parsed.cnf));
     if !quiet {
         for warning in &parsed.warnings {
             say!("snapsat: warning: {}: {warning}", input.formula.display());
@@ -126,6 +154,7 @@ pub fn read_text(path: &std::path::Path, what: &str) -> Result<String> {
 }
 
 fn main() -> ExitCode {
+    allow_huge_pages(false);
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sample(args) => sample::run(args),
@@ -139,4 +168,26 @@ fn main() -> ExitCode {
         say!("snapsat: error: {error:#}");
         ExitCode::from(status)
     })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn huge_pages_disabled() -> bool {
+        // SAFETY: PR_GET_THP_DISABLE takes no memory and only reads this process's flag.
+        unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1 }
+    }
+
+    #[test]
+    fn huge_pages_are_off_for_small_formulas_and_back_for_large_ones() {
+        let small = Cnf::from_clauses(3, &[vec![1, -2], vec![2, 3]]);
+        let large = Cnf::new(HUGE_PAGES_FROM);
+        assert!(!huge_pages_pay(&small));
+        assert!(huge_pages_pay(&large));
+        allow_huge_pages(huge_pages_pay(&small));
+        assert!(huge_pages_disabled());
+        allow_huge_pages(huge_pages_pay(&large));
+        assert!(!huge_pages_disabled());
+    }
 }
