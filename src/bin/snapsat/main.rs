@@ -48,7 +48,13 @@ fn allow_huge_pages(allow: bool) {
     // SAFETY: PR_SET_THP_DISABLE takes an integer flag and three zero arguments, and only
     // changes how later page faults of this process are served; no memory is passed.
     unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(!allow), 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_THP_DISABLE,
+            libc::c_ulong::from(!allow),
+            0,
+            0,
+            0,
+        );
     }
     #[cfg(not(target_os = "linux"))]
     let _ = allow;
