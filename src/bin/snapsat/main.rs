@@ -31,8 +31,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// mimalloc asks the kernel for them, and the kernel clears all 2 MiB of one at its first
 /// touch: a small formula's run touches little of each, and on blasted_case47 (1,000 tests in
 /// 17 ms) clearing them was 23% of the process's CPU; without them six small case studies'
-/// 1000-test runs took 2-13% less. Where a solver's clauses outgrow what the TLB reaches with 4 KiB pages
-/// (a few MiB), huge pages pay for themselves again.
+/// 1000-test runs took 2-13% less. Where a solver's clauses outgrow what the TLB reaches with
+/// 4 KiB pages (a few MiB), huge pages pay for themselves again.
 const HUGE_PAGES_FROM: usize = 1 << 20;
 
 /// True for formulas large enough that huge pages pay for their clearing.
