@@ -51,6 +51,8 @@ struct CadicalSession<'a> {
     fixed_seen: u64,
     /// `calls` when that count last grew.
     fixed_grew_at: u64,
+    /// CaDiCaL's preprocessing has run on this solver (a reload runs it, or the probe).
+    simplified: bool,
     /// Cores met so far: a query assuming one is refuted without a call.
     cores: RecentCores,
     /// Queries that reached CaDiCaL.
@@ -68,6 +70,26 @@ const RELOAD_AFTER_FIXED: usize = 64;
 const RELOAD_AFTER_QUIET_QUERIES: u64 = 16;
 /// Rounds of CaDiCaL's preprocessing on a reloaded solver.
 const RELOAD_SIMPLIFY_ROUNDS: u32 = 3;
+/// Queries after which a session that has not reloaded runs CaDiCaL's root-level probing
+/// once. What CaDiCaL fixes at its root comes from the searches of its first queries, so it
+/// depends on the seed: on 56.sk_6_38 the first query fixed 627 of 1,892 open variables at
+/// seed 2 and 6 at seed 1, whose session then never reloaded and took 2.2x as long (repairs
+/// 130 µs against 31). Probed, it fixes 1,202 and reloads. Sessions that answer fewer
+/// queries (most circuits complete by propagation) never pay for it.
+const PROBE_AFTER_QUERIES: u64 = 128;
+/// CaDiCaL's preprocessing steps switched off while it probes: with them the one round took
+/// 72 ms on sort.sk_8_52, 18 ms on ProcessBean.sk_8_64 and 7 ms on blasted_case_1_b12_2
+/// (where it fixed nothing), without them 13, 2.7 and 0.8 ms. Failed literals, binary-clause
+/// backbones and equivalent literals stay on: they fix what it fixes (1,202 variables of
+/// 56.sk_6_38 at seed 1; 1,219 with every step, 80 without backbones and equivalences).
+const COSTLY_STEPS: [&str; 6] = [
+    "elim",
+    "subsume",
+    "vivify",
+    "ternary",
+    "sweep",
+    "congruence",
+];
 
 /// `CadicalSession::inner` of a forced variable, which CaDiCaL never sees.
 const FORCED: u32 = u32::MAX;
@@ -107,6 +129,7 @@ impl<'a> CadicalSession<'a> {
             inner,
             fixed_seen: 0,
             fixed_grew_at: 0,
+            simplified: false,
             cores: RecentCores::new(REMEMBERED_CORES),
             calls: 0,
         })
@@ -165,6 +188,18 @@ fn load<'a>(
         }
     });
     Ok((solver, inner))
+}
+
+/// Freezes the independent support in `solver` (variable indices in `inner`), if the formula
+/// names one; true if it does. Queries assume only support literals then: frozen, they stay,
+/// and CaDiCaL's preprocessing may take the other variables out.
+fn freeze_support(solver: &mut CaDiCaL<'_, '_>, cnf: &Cnf, inner: &[u32]) -> anyhow::Result<bool> {
+    for &v in cnf.independent_support() {
+        if let Some(lit) = inner_lit(inner, v as Lit) {
+            solver.freeze_var(lit.var())?;
+        }
+    }
+    Ok(!cnf.independent_support().is_empty())
 }
 
 impl CadicalSession<'_> {
@@ -241,6 +276,40 @@ impl CadicalSession<'_> {
             && self.calls - self.fixed_grew_at >= RELOAD_AFTER_QUIET_QUERIES
     }
 
+    /// Whether a session that has not reloaded has answered enough queries, fixing nothing
+    /// new for a while, to probe once (`PROBE_AFTER_QUERIES`).
+    fn worth_probing(&self) -> bool {
+        !self.simplified
+            && !self.open.is_empty()
+            && self.calls >= PROBE_AFTER_QUERIES
+            && self.calls - self.fixed_grew_at >= RELOAD_AFTER_QUIET_QUERIES
+            && !self.cnf.independent_support().is_empty()
+    }
+
+    /// One round of CaDiCaL's root-level probing on the solver as it is, the support frozen
+    /// as a reload freezes it and `COSTLY_STEPS` off; what it fixes counts towards a reload.
+    fn probe(&mut self) -> anyhow::Result<()> {
+        self.simplified = true;
+        freeze_support(&mut self.solver, self.cnf, &self.inner)?;
+        let saved = COSTLY_STEPS
+            .iter()
+            .map(|&step| Ok((step, self.solver.get_option(step)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        for &(step, _) in &saved {
+            self.solver.set_option(step, 0)?;
+        }
+        // rustsat answers `simplify` after a satisfiable query from its own record of that
+        // answer, without calling CaDiCaL; reserving the variables CaDiCaL already has
+        // changes nothing there and clears the record.
+        self.solver.reserve(Var::new(self.open.len() as u32 - 1))?;
+        self.solver.simplify(1)?;
+        for (step, value) in saved {
+            self.solver.set_option(step, value)?;
+        }
+        self.settle_fixed();
+        Ok(())
+    }
+
     /// Replaces the solver by one that holds only the unsettled variables, with the fixed
     /// ones as forced values (the formula entails them, so the models are the same). Learnt
     /// clauses are lost; the cores found stay true.
@@ -251,21 +320,16 @@ impl CadicalSession<'_> {
             .map(|&i| self.open[i as usize])
             .collect();
         let (mut solver, inner) = load(self.cnf, &self.forced, &open, self.budget)?;
-        // Queries assume only the independent support, where the formula names one: frozen,
-        // it stays, and CaDiCaL's preprocessing (probing, elimination, subsumption) may take
-        // the rest out of every query's propagation. On the solver first loaded it cost more
+        // CaDiCaL's preprocessing (probing, elimination, subsumption) may take what is not
+        // frozen out of every query's propagation. On the solver first loaded it cost more
         // than it saved on the easy case studies; on the reduced one, time to 1000 tests was
         // 0.48-0.79x on 81.sk_5_51, 29.sk_3_45, 20.sk_1_51 and 19.sk_3_48, and no worse on
         // the others that reload (medians of 5).
-        if !self.cnf.independent_support().is_empty() {
-            for &v in self.cnf.independent_support() {
-                if let Some(lit) = inner_lit(&inner, v as Lit) {
-                    solver.freeze_var(lit.var())?;
-                }
-            }
+        if freeze_support(&mut solver, self.cnf, &inner)? {
             solver.simplify(RELOAD_SIMPLIFY_ROUNDS)?;
         }
         self.solver = solver;
+        self.simplified = true;
         self.inner = inner;
         self.unsettled = (0..open.len() as u32).collect();
         self.open = open;
@@ -325,6 +389,8 @@ impl CadicalSession<'_> {
                 }
                 if self.worth_reloading() {
                     self.reload()?;
+                } else if self.worth_probing() {
+                    self.probe()?;
                 }
                 self.last_model = Some(model.clone());
                 Answer::Model(model)
@@ -626,6 +692,41 @@ mod tests {
         }
         assert!(
             session.open.len() <= cnf.num_vars() - 100,
+            "reloaded without the fixed x: {} held",
+            session.open.len()
+        );
+    }
+
+    /// A session whose queries never meet a conflict fixes nothing at CaDiCaL's root, so it
+    /// would never reload: here every `x` of `x ∨ y`, `x ∨ ¬y` is phased true. After
+    /// `PROBE_AFTER_QUERIES` it probes once, which fixes the `x`, and it reloads without
+    /// them; models satisfy every clause throughout.
+    #[test]
+    fn a_session_that_fixes_nothing_probes_once_and_then_reloads() {
+        // Support a1..a8 (free); pairs y (9..108), x (109..208).
+        let clauses: Vec<Vec<Lit>> = (9..109)
+            .flat_map(|y| [vec![y + 100, y], vec![y + 100, -y]])
+            .collect();
+        let mut cnf = Cnf::from_clauses(208, &clauses);
+        cnf.set_independent_support((1..=8).collect());
+        let checker = Checker::new(&cnf);
+        let mut session = CadicalSession::open(&cnf, Budget::unlimited()).unwrap();
+        let phases = Assignment::from_literals(208, &(1..=208).collect::<Vec<Lit>>());
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let queries = PROBE_AFTER_QUERIES + 2 * RELOAD_AFTER_QUIET_QUERIES;
+        for query in 0..queries {
+            let support = literal(rng.gen_range(0..8), rng.gen());
+            match session.solve(&[support], &phases, Steering::All, None) {
+                Answer::Model(m) => assert!(checker.satisfies(&m) && m.satisfies(support)),
+                other => panic!("query {query}: {other:?}"),
+            }
+            if query + 1 < PROBE_AFTER_QUERIES {
+                assert_eq!(session.open.len(), 208, "nothing fixed before the probe");
+            }
+        }
+        assert!(session.simplified);
+        assert!(
+            session.open.len() <= 108,
             "reloaded without the fixed x: {} held",
             session.open.len()
         );
