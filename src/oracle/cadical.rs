@@ -51,7 +51,8 @@ struct CadicalSession<'a> {
     fixed_seen: u64,
     /// `calls` when that count last grew.
     fixed_grew_at: u64,
-    /// CaDiCaL's preprocessing has run on this solver (a reload runs it, or the probe).
+    /// The session has reloaded or probed: it probes at most once, and never after a reload
+    /// (which runs CaDiCaL's preprocessing itself where the formula names a support).
     simplified: bool,
     /// Cores met so far: a query assuming one is refuted without a call.
     cores: RecentCores,
