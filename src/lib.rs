@@ -38,6 +38,7 @@ pub mod budget;
 pub mod dimacs;
 pub mod distribute;
 pub mod diversity;
+pub mod eliminate;
 pub mod formula;
 pub mod handoff;
 pub mod metrics;

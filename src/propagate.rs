@@ -357,8 +357,13 @@ impl<'a> Propagator<'a> {
     /// The clauses not yet satisfied, reduced to their open literals: what a solver must still
     /// decide. Empty when propagation already settled everything.
     pub fn residual(&self) -> Vec<Vec<Lit>> {
-        self.cnf
-            .clauses()
+        self.residual_of(self.cnf)
+    }
+
+    /// [`Self::residual`] of another formula over the same variables (one implied by this
+    /// propagator's, such as its reduction by variable elimination).
+    pub fn residual_of(&self, cnf: &Cnf) -> Vec<Vec<Lit>> {
+        cnf.clauses()
             .filter(|clause| !clause.iter().any(|&l| self.literal_value(l) == Some(true)))
             .map(|clause| {
                 clause

@@ -18,9 +18,10 @@ use rand_chacha::ChaCha8Rng;
 /// Under [`Preprocessing::Light`], splr eliminates a variable only while its positive ×
 /// negative occurrences are at most this (its default: 20,000). Rebuilt for every query, splr
 /// spent about half of a repair-bound run eliminating the same variables again (perf,
-/// 20.sk_1_51); bounded, repairs took 0.4-1.0x the time. Fresh solutions keep the default:
-/// they are long searches that elimination shortens (bounded, sort.sk_8_52 found less than
-/// half as many in 120 s). Figures: `results/README.md`, "splr on the 8 slowest".
+/// 20.sk_1_51); bounded, repairs took 0.4-1.0x the time. Fresh solutions from scratch keep
+/// the default: they are long searches that elimination shortens (bounded, sort.sk_8_52 found
+/// less than half as many in 120 s), unless the sampler eliminated the formula once itself
+/// ([`crate::eliminate`]). Figures: `results/README.md`, "splr on the 8 slowest".
 const LIGHT_ELIMINATION_OCCURRENCE_LIMIT: usize = 8;
 
 /// splr 0.17, made diverse by input perturbation.
