@@ -52,8 +52,10 @@ impl Elimination {
 
     /// Sets the eliminated variables of `assignment`, a model of the reduced formula, so that
     /// it satisfies the whole one; the other variables keep their values. Removed clauses are
-    /// visited newest first: each variable eliminated later occurs in none of the clauses
-    /// removed before it, so a value set here never falsifies a clause visited earlier.
+    /// visited newest first: a variable eliminated before a clause was removed occurs in it
+    /// no more, so a value set later in this walk never falsifies a clause visited before,
+    /// and the clauses of one variable never need opposite values of it (their resolvents,
+    /// in the reduced formula or removed later, hold).
     pub fn extend(&self, assignment: &mut Assignment) {
         for i in (0..self.removed.num_clauses()).rev() {
             let clause = self.removed.clause(i);
