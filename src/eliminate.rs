@@ -12,7 +12,7 @@
 //! [`Elimination::extend`] turns a model of it into a model of the whole.
 
 use crate::assignment::Assignment;
-use crate::formula::{var_index, Cnf, Lit};
+use crate::formula::{literal_index, var_index, Cnf, Lit};
 
 /// A variable is tried only while it occurs at most this often with each sign: gate outputs
 /// occur a handful of times, and trying more costs quadratic work for rare gains.
@@ -67,11 +67,6 @@ impl Elimination {
     }
 }
 
-/// Index of a literal in per-literal tables.
-fn code(lit: Lit) -> usize {
-    2 * var_index(lit) + usize::from(lit < 0)
-}
-
 /// Eliminates variables outside `frozen` (per variable, from 0) where the resolvents are at
 /// most 4 more clauses than they replace. `stop` is asked every 1,024 variables tried:
 /// once it says so, what is eliminated by then is the result (any prefix of the work is a
@@ -101,7 +96,7 @@ pub fn eliminate(cnf: &Cnf, frozen: &[bool], stop: &dyn Fn() -> bool) -> Elimina
         }
         candidates.sort_by_cached_key(|&v| {
             let x = v as Lit + 1;
-            store.occurs[code(x)].len() * store.occurs[code(-x)].len()
+            store.occurs[literal_index(x)].len() * store.occurs[literal_index(-x)].len()
         });
         touched.iter_mut().for_each(|t| *t = false);
         for &v in &candidates {
@@ -112,14 +107,14 @@ pub fn eliminate(cnf: &Cnf, frozen: &[bool], stop: &dyn Fn() -> bool) -> Elimina
             let x = v as Lit + 1;
             store.drop_removed(x);
             store.drop_removed(-x);
-            let pos = std::mem::take(&mut store.occurs[code(x)]);
-            let neg = std::mem::take(&mut store.occurs[code(-x)]);
+            let pos = std::mem::take(&mut store.occurs[literal_index(x)]);
+            let neg = std::mem::take(&mut store.occurs[literal_index(-x)]);
             if pos.len() > MAX_OCCURRENCES
                 || neg.len() > MAX_OCCURRENCES
                 || !resolve_all(x, &pos, &neg, &store.clauses, &mut resolvents)
             {
-                store.occurs[code(x)] = pos;
-                store.occurs[code(-x)] = neg;
+                store.occurs[literal_index(x)] = pos;
+                store.occurs[literal_index(-x)] = neg;
                 continue;
             }
             for (sign, list) in [(x, pos), (-x, neg)] {
@@ -160,14 +155,14 @@ pub fn eliminate(cnf: &Cnf, frozen: &[bool], stop: &dyn Fn() -> bool) -> Elimina
 struct ClauseStore {
     clauses: Vec<Vec<Lit>>,
     alive: Vec<bool>,
-    /// Per literal (by [`code`]): the clauses holding it, some possibly dead.
+    /// Per literal (by [`literal_index`]): the clauses holding it, some possibly dead.
     occurs: Vec<Vec<u32>>,
 }
 
 impl ClauseStore {
     fn add(&mut self, clause: Vec<Lit>) {
         for &lit in &clause {
-            self.occurs[code(lit)].push(self.clauses.len() as u32);
+            self.occurs[literal_index(lit)].push(self.clauses.len() as u32);
         }
         self.clauses.push(clause);
         self.alive.push(true);
@@ -176,13 +171,14 @@ impl ClauseStore {
     /// Forgets the dead clauses among those holding `lit`.
     fn drop_removed(&mut self, lit: Lit) {
         let alive = &self.alive;
-        self.occurs[code(lit)].retain(|&c| alive[c as usize]);
+        self.occurs[literal_index(lit)].retain(|&c| alive[c as usize]);
     }
 }
 
 /// The non-tautological resolvents on `x` of the clauses `pos` (holding `x`) and `neg`
 /// (holding `¬x`) into `out`, if they are at most [`MAX_GROWTH`] more than the clauses they
-/// replace, none is empty and none is longer than [`MAX_RESOLVENT_LEN`]; false (and `out` cleared) otherwise.
+/// replace, none is empty and none is longer than [`MAX_RESOLVENT_LEN`]; false (and `out`
+/// cleared) otherwise.
 fn resolve_all(
     x: Lit,
     pos: &[u32],

@@ -9,8 +9,13 @@ pub fn var_index(lit: Lit) -> usize {
     lit.unsigned_abs() as usize - 1
 }
 
-/// A formula in conjunctive normal form.
-///
+/// The index of a literal in per-literal tables (watch lists, occurrence lists, values):
+/// `2v` for variable `v` (from 0) true, `2v + 1` for it false.
+#[inline]
+pub fn literal_index(lit: Lit) -> usize {
+    2 * var_index(lit) + usize::from(lit < 0)
+}
+
 /// The literal setting variable `var` (from 0) to `value`.
 pub fn literal(var: usize, value: bool) -> Lit {
     let v = var as Lit + 1;

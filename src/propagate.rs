@@ -7,7 +7,7 @@
 //! falsifies, and undoing it touches nothing but the values.
 
 use crate::assignment::Assignment;
-use crate::formula::{var_index, Cnf, Lit};
+use crate::formula::{literal_index, var_index, Cnf, Lit};
 
 /// The values the formula's unit clauses force through propagation, and the variables left
 /// open: every model has these values, so what is forced need not be asked of a solver nor
@@ -27,12 +27,6 @@ pub fn forced_values(cnf: &Cnf) -> (Assignment, Vec<u32>) {
         }
     }
     (forced, open)
-}
-
-/// Index of a literal in per-literal tables.
-#[inline]
-fn code(lit: Lit) -> usize {
-    2 * var_index(lit) + usize::from(lit < 0)
 }
 
 /// Marks a watch on a binary clause, whose other literal is the whole rest of the clause.
@@ -84,12 +78,12 @@ impl Watches {
             distinct.clear();
             let mut tautology = false;
             for &lit in clause {
-                if seen[code(-lit)] == stamp {
+                if seen[literal_index(-lit)] == stamp {
                     tautology = true;
                     break;
                 }
-                if seen[code(lit)] != stamp {
-                    seen[code(lit)] = stamp;
+                if seen[literal_index(lit)] != stamp {
+                    seen[literal_index(lit)] = stamp;
                     distinct.push(lit);
                 }
             }
@@ -98,11 +92,11 @@ impl Watches {
                 (false, []) => watches.has_empty_clause = true,
                 (false, &[unit]) => watches.units.push(unit),
                 (false, &[a, b]) => {
-                    watches.by_literal[code(a)].push(Watch {
+                    watches.by_literal[literal_index(a)].push(Watch {
                         clause: BINARY,
                         blocker: b,
                     });
-                    watches.by_literal[code(b)].push(Watch {
+                    watches.by_literal[literal_index(b)].push(Watch {
                         clause: BINARY,
                         blocker: a,
                     });
@@ -110,7 +104,7 @@ impl Watches {
                 (false, long) => {
                     let index = watches.starts.len() as u32 - 1;
                     for (watched, other) in [(long[0], long[1]), (long[1], long[0])] {
-                        watches.by_literal[code(watched)].push(Watch {
+                        watches.by_literal[literal_index(watched)].push(Watch {
                             clause: index,
                             blocker: other,
                         });
@@ -131,7 +125,7 @@ pub struct Conflict;
 /// A partial assignment with propagation; cheap to reset, so one serves many calls.
 pub struct Propagator<'a> {
     cnf: &'a Cnf,
-    /// Per literal (by [`code`]): 0 unassigned, 1 true, -1 false.
+    /// Per literal (by [`literal_index`]): 0 unassigned, 1 true, -1 false.
     value: Vec<i8>,
     watches: Watches,
     trail: Vec<Lit>,
@@ -167,7 +161,7 @@ impl<'a> Propagator<'a> {
 
     #[inline]
     fn literal_value(&self, lit: Lit) -> Option<bool> {
-        match self.value[code(lit)] {
+        match self.value[literal_index(lit)] {
             0 => None,
             v => Some(v > 0),
         }
@@ -183,8 +177,8 @@ impl<'a> Propagator<'a> {
     /// unassigns.
     pub fn undo_to(&mut self, mark: usize) {
         for &lit in &self.trail[mark.min(self.trail.len())..] {
-            self.value[code(lit)] = 0;
-            self.value[code(-lit)] = 0;
+            self.value[literal_index(lit)] = 0;
+            self.value[literal_index(-lit)] = 0;
         }
         self.trail.truncate(mark);
         self.processed = self.processed.min(mark);
@@ -211,8 +205,8 @@ impl<'a> Propagator<'a> {
 
     #[inline]
     fn enqueue(&mut self, lit: Lit) {
-        self.value[code(lit)] = 1;
-        self.value[code(-lit)] = -1;
+        self.value[literal_index(lit)] = 1;
+        self.value[literal_index(-lit)] = -1;
         self.trail.push(lit);
     }
 
@@ -220,9 +214,10 @@ impl<'a> Propagator<'a> {
         while self.processed < self.trail.len() {
             let falsified = -self.trail[self.processed];
             self.processed += 1;
-            let mut watching = std::mem::take(&mut self.watches.by_literal[code(falsified)]);
+            let mut watching =
+                std::mem::take(&mut self.watches.by_literal[literal_index(falsified)]);
             let conflict = self.visit(falsified, &mut watching);
-            self.watches.by_literal[code(falsified)] = watching;
+            self.watches.by_literal[literal_index(falsified)] = watching;
             if conflict {
                 return Err(Conflict);
             }
@@ -239,7 +234,7 @@ impl<'a> Propagator<'a> {
         while read < watching.len() {
             let mut watch = watching[read];
             read += 1;
-            let blocker_value = self.value[code(watch.blocker)];
+            let blocker_value = self.value[literal_index(watch.blocker)];
             if blocker_value > 0 {
                 watching[kept] = watch;
                 kept += 1;
@@ -266,17 +261,17 @@ impl<'a> Propagator<'a> {
             }
             let other = clause[0];
             watch.blocker = other;
-            let other_value = self.value[code(other)];
+            let other_value = self.value[literal_index(other)];
             if other_value > 0 {
                 watching[kept] = watch;
                 kept += 1;
                 continue;
             }
             let value = &self.value;
-            if let Some(k) = (2..clause.len()).find(|&k| value[code(clause[k])] >= 0) {
+            if let Some(k) = (2..clause.len()).find(|&k| value[literal_index(clause[k])] >= 0) {
                 clause.swap(1, k);
                 let moved_to = clause[1];
-                self.watches.by_literal[code(moved_to)].push(watch);
+                self.watches.by_literal[literal_index(moved_to)].push(watch);
                 continue;
             }
             watching[kept] = watch;
