@@ -45,6 +45,7 @@ pub mod metrics;
 pub mod minimize;
 pub mod oracle;
 pub mod propagate;
+pub mod refute;
 pub mod sampler;
 pub mod tcg;
 pub mod testfile;

@@ -7,7 +7,7 @@
 //! falsifies, and undoing it touches nothing but the values.
 
 use crate::assignment::Assignment;
-use crate::formula::{literal, literal_index, var_index, Cnf, Lit};
+use crate::formula::{literal_index, var_index, Cnf, Lit};
 
 /// The values the formula's unit clauses force through propagation, and the variables left
 /// open: every model has these values, so what is forced need not be asked of a solver nor
@@ -349,40 +349,6 @@ impl<'a> Propagator<'a> {
         Ok(())
     }
 
-    /// Failed-literal probing over `vars`, in up to `passes` sweeps (fewer once one sets
-    /// nothing): an open variable one of whose values conflicts takes the other, and one
-    /// both of whose values conflict refutes the assignment (`Err`, the assignment left
-    /// where probing got). Costs two propagations an open variable a sweep, so it serves a
-    /// few variables that decide much (an independent support), not the whole formula.
-    pub fn probe(&mut self, vars: &[usize], passes: usize) -> Result<(), Conflict> {
-        for _ in 0..passes {
-            let mut implied = false;
-            for &var in vars {
-                if self.value(var).is_some() {
-                    continue;
-                }
-                let positive = literal(var, true);
-                let mark = self.mark();
-                let true_holds = self.assign(positive).is_ok();
-                self.undo_to(mark);
-                match (true_holds, self.assign(-positive).is_ok()) {
-                    (true, true) => self.undo_to(mark),
-                    (true, false) => {
-                        self.assign(positive)?;
-                        implied = true;
-                    }
-                    // A failed `assign` leaves the assignment as it was: -positive stays.
-                    (false, true) => implied = true,
-                    (false, false) => return Err(Conflict),
-                }
-            }
-            if !implied {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     /// The clauses not yet satisfied, reduced to their open literals: what a solver must still
     /// decide. Empty when propagation already settled everything.
     pub fn residual(&self) -> Vec<Vec<Lit>> {
@@ -467,31 +433,6 @@ mod tests {
         let mut q = Propagator::new(&cnf, watches.clone());
         q.assign_units().unwrap();
         assert_eq!(values(&p), values(&q));
-    }
-
-    #[test]
-    fn probing_finds_what_propagation_alone_misses() {
-        // x1 → x2, x1 → x3, ¬x2 ∨ ¬x3 and x4 → x1: x1 and x4 must be false, which no
-        // clause says alone.
-        let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-1, 3], vec![-2, -3], vec![-4, 1]]);
-        let mut p = Propagator::new(&cnf, Watches::new(&cnf));
-        p.probe(&[0], 1).unwrap();
-        assert_eq!((p.value(0), p.value(3)), (Some(false), Some(false)));
-        // Under x4, every value of x1 falsifies a clause over x1 and x2 or x1 and x3.
-        let x4_refutes: Vec<Vec<Lit>> = [[1, 2], [1, -2], [-1, 3], [-1, -3]]
-            .iter()
-            .map(|pair| vec![-4, pair[0], pair[1]])
-            .collect();
-        let cnf = Cnf::from_clauses(4, &x4_refutes);
-        let mut p = Propagator::new(&cnf, Watches::new(&cnf));
-        p.assign(4).unwrap();
-        let before = p.mark();
-        assert_eq!(p.probe(&[0], 1), Err(Conflict));
-        assert_eq!(
-            p.mark(),
-            before,
-            "nothing was implied before the refutation"
-        );
     }
 
     #[test]
@@ -583,40 +524,6 @@ mod tests {
                 let fixed: Vec<Lit> = kept.iter().map(|&(l, _)| l).collect();
                 let now: Vec<_> = (0..8).map(|v| p.value(v)).collect();
                 prop_assert_eq!(Some(now), propagated_by_scanning(&cnf, &fixed));
-            }
-        }
-
-        /// Probing keeps every model: it refutes only assignments no model extends, and what
-        /// it implies holds in every model that extends what was fixed.
-        #[test]
-        fn probing_refutes_and_implies_only_what_every_model_agrees_with(
-            clauses in crate::testing::arbitrary_clauses(8, 4, 24),
-            fixed in proptest::collection::vec((0usize..8, any::<bool>()), 0..4),
-        ) {
-            let cnf = Cnf::from_clauses(8, &clauses);
-            let checker = Checker::new(&cnf);
-            let fixed: Vec<Lit> = fixed.iter().map(|&(v, b)| literal(v, b)).collect();
-            let models: Vec<Assignment> = (0u32..256)
-                .map(|bits| {
-                    let text: String = (0..8).map(|v| if bits >> v & 1 == 1 { '1' } else { '0' }).collect();
-                    Assignment::from_bit_string(&text).unwrap()
-                })
-                .filter(|a| checker.satisfies(a) && fixed.iter().all(|&l| a.satisfies(l)))
-                .collect();
-            let mut p = Propagator::new(&cnf, Watches::new(&cnf));
-            let fixed_holds = p.assign_units().is_ok() && fixed.iter().all(|&l| p.assign(l).is_ok());
-            if !fixed_holds {
-                prop_assert!(models.is_empty());
-                return Ok(());
-            }
-            let all: Vec<usize> = (0..8).collect();
-            match p.probe(&all, 3) {
-                Err(Conflict) => prop_assert!(models.is_empty(), "refuted {} models", models.len()),
-                Ok(()) => {
-                    for model in &models {
-                        prop_assert!((0..8).all(|v| p.value(v).is_none_or(|b| b == model.get(v))));
-                    }
-                }
             }
         }
 

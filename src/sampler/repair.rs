@@ -15,13 +15,14 @@ use crate::eliminate::{eliminate, Elimination};
 use crate::formula::{literal, var_index, Cnf, Lit};
 use crate::oracle::{Answer, Oracle, Outcome, Preprocessing, Query, Session, Steering};
 use crate::propagate::{Propagator, Watches};
+use crate::refute::Refuter;
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How many literals of the independent support a fresh solution fixes at random.
@@ -34,10 +35,11 @@ const FRESH_BUDGETS: [u64; 3] = [1, 2, 4];
 const REPAIR_SOLVER_TIME: Duration = Duration::from_secs(5);
 /// How often repair halves the kept bits before it falls back to a fresh solution.
 const MAX_HALVINGS: usize = 3;
-/// Sweeps of failed-literal probing over the independent support before a repair asks the
-/// oracle. The values it implies let it refute more: on doublyLinkedList.sk_8_37 it found
-/// 500 of the 920 refutations with them, 307 without.
-const PROBING_PASSES: usize = 2;
+/// Conflicts the refuter (`crate::refute`) may take to prove a repair's kept bits
+/// contradictory before splr is asked. On isolateRightmost.sk_7_481 (seed 1) splr's 1,238
+/// refutations needed 73 conflicts (median, its own count), 374 at the 90th percentile; with
+/// 300 the refuter proved 1,237 of them, in 0.75 ms each (splr: 14 ms).
+const REFUTING_CONFLICTS: u32 = 300;
 /// Conflicts a session repair query may take before half its kept bits are freed. A query
 /// that needs more is mostly a search the candidate's phases hold far from any model: traced
 /// on karatsuba.sk_7_41, the 8% of repair queries that hit 2,000 conflicts took 42% of the
@@ -197,51 +199,50 @@ impl PropagationFirst {
     }
 }
 
-/// How failed-literal probing before the oracle has fared on a repair's kept bits, shared by
-/// the threads. Probing refutes only kept bits the oracle would refute too, and what it
-/// implies is undone before the oracle is asked, so whether it runs changes no test, only
-/// the time: times, not counts, may decide here. It runs while the oracle refutations it
-/// spared, at their mean measured cost, come to twice its own time (the ones it finds are
-/// likely the oracle's quickest too). Seed 1: on doublyLinkedList.sk_8_37 it spared 500
-/// refutations for 0.25 s of probing, on 20.sk_1_51 281 for 1.4 s, on
-/// isolateRightmost.sk_7_481 (481 support variables) 255 for 1.9 s; on LoginService2.sk_23_36
-/// and enqueueSeqSK.sk_10_42 it found 3 and 1 in its first 32 probes (40 ms) and stopped.
+/// How refuting kept bits before the oracle has fared, shared by the threads. The refuter
+/// proves only contradictions the oracle would find too, so whether it runs changes no test,
+/// only the time: times, not counts, may decide here. It runs while the oracle refutations it
+/// spared, at their mean measured cost, come to twice its own time. Seed 1: on
+/// isolateRightmost.sk_7_481 it spared 1,492 refutations for 1.1 s, on doublyLinkedList.sk_8_37
+/// 920 for 0.2 s; LoginService2.sk_23_36 and enqueueSeqSK.sk_10_42 rarely have contradictory
+/// kept bits, and there it stops after its first 32 tries.
 #[derive(Debug, Default)]
-struct ProbingRecord {
-    probes: AtomicU64,
-    probing_nanos: AtomicU64,
-    /// Probes that refuted the kept bits.
+struct RefutingRecord {
+    tries: AtomicU64,
+    refuting_nanos: AtomicU64,
+    /// Tries that refuted the kept bits.
     refutations: AtomicU64,
     /// Oracle calls on a repair's kept bits that ended without a model, and their time.
     oracle_refusals: AtomicU64,
     oracle_refusal_nanos: AtomicU64,
 }
 
-impl ProbingRecord {
-    /// Probes always made, to measure.
+impl RefutingRecord {
+    /// Tries always made, to measure.
     const WARM_UP: u64 = 32;
 
-    fn worth_probing(&self) -> bool {
+    fn worth_trying(&self) -> bool {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let (probes, refutations) = (load(&self.probes), load(&self.refutations));
-        if probes < Self::WARM_UP {
+        let (tries, refutations) = (load(&self.tries), load(&self.refutations));
+        if tries < Self::WARM_UP {
             return true;
         }
         let refusals = load(&self.oracle_refusals);
         if refutations == 0 || refusals == 0 {
-            // Probing found nothing to refute, or every refutation.
+            // The refuter found nothing to refute, or every refutation.
             return refutations > 0;
         }
         let spared = u128::from(refutations) * u128::from(load(&self.oracle_refusal_nanos))
             / u128::from(refusals);
-        spared >= 2 * u128::from(load(&self.probing_nanos))
+        spared >= 2 * u128::from(load(&self.refuting_nanos))
     }
 
-    fn record_probe(&self, refuted: bool, took: Duration) {
-        self.probes.fetch_add(1, Ordering::Relaxed);
+    fn record_try(&self, refuted: bool, took: Duration) {
+        self.tries.fetch_add(1, Ordering::Relaxed);
         self.refutations
             .fetch_add(u64::from(refuted), Ordering::Relaxed);
-        self.probing_nanos.fetch_add(nanos(took), Ordering::Relaxed);
+        self.refuting_nanos
+            .fetch_add(nanos(took), Ordering::Relaxed);
     }
 
     fn record_oracle_refusal(&self, took: Duration) {
@@ -273,8 +274,11 @@ pub struct Completer<'a> {
     pub(super) decision_order: Vec<usize>,
     /// Work after it runs out is wasted: repairs stop, calls are capped to what is left.
     budget: Budget<'a>,
-    /// Whether probing the support before the oracle pays, on this formula.
-    probing: ProbingRecord,
+    /// Whether refuting kept bits before the oracle pays, on this formula.
+    refuting: RefutingRecord,
+    /// Refuters loaded with the formula the oracle sees, for the threads to take and return:
+    /// each keeps what it learned.
+    refuters: Mutex<Vec<Refuter>>,
     /// The formula without the variables outside the support that elimination removes,
     /// made on the first query the oracle answers (sessions never need it).
     elimination: OnceLock<Option<Elimination>>,
@@ -303,7 +307,8 @@ impl<'a> Completer<'a> {
             decision_order,
             budget,
             elimination: OnceLock::new(),
-            probing: ProbingRecord::default(),
+            refuting: RefutingRecord::default(),
+            refuters: Mutex::new(Vec::new()),
         }
     }
 
@@ -484,7 +489,7 @@ impl<'a> Completer<'a> {
                     done.kept = surviving(&kept, &done.test);
                     return Ok(done);
                 }
-                // Kept bits that probing or the solver refutes, or that the solver cannot
+                // Kept bits that the refuter or the solver refutes, or that the solver cannot
                 // settle quickly, are freed by half.
                 Err((_, calls)) if !kept.is_empty() && !self.remaining().is_zero() => {
                     solver_calls += calls;
@@ -588,12 +593,11 @@ impl<'a> Completer<'a> {
         Ok(Self::solved(test, 1))
     }
 
-    /// One repair attempt without a session: `complete` with the kept bits fixed, where
-    /// failed-literal probing over the independent support may refute them before the
-    /// oracle is asked (`ProbingRecord`; a refutation costs no solver call: `(Failure::Unsat,
-    /// 0)`). On doublyLinkedList.sk_8_37, 98% of the repairs' first oracle calls (every kept
-    /// bit) and 920 of their 1,420 calls were refutations, at 19 ms each; probing, at 0.25 ms,
-    /// found 500 of them.
+    /// One repair attempt without a session: `complete` with the kept bits fixed, where the
+    /// refuter may prove them contradictory before the oracle is asked (`RefutingRecord`; a
+    /// refutation costs no solver call: `(Failure::Unsat, 0)`). On doublyLinkedList.sk_8_37,
+    /// 98% of the repairs' first oracle calls (every kept bit) and 920 of their 1,420 calls
+    /// were refutations, at 19 ms each.
     fn repair_attempt(
         &self,
         prop: &mut Propagator,
@@ -607,11 +611,10 @@ impl<'a> Completer<'a> {
             return Ok(done);
         }
         let support_named = self.projection.len() < self.cnf.num_vars();
-        if support_named && !kept.is_empty() && self.probing.worth_probing() {
-            let (started, mark) = (Instant::now(), prop.mark());
-            let refuted = prop.probe(&self.projection, PROBING_PASSES).is_err();
-            prop.undo_to(mark);
-            self.probing.record_probe(refuted, started.elapsed());
+        if support_named && !kept.is_empty() && self.refuting.worth_trying() {
+            let started = Instant::now();
+            let refuted = self.refutes(prop, kept);
+            self.refuting.record_try(refuted, started.elapsed());
             if refuted {
                 return Err((Failure::Unsat, 0));
             }
@@ -621,11 +624,37 @@ impl<'a> Completer<'a> {
             .solve_residual(prop, candidate, true, seed, solver_time)
             .map_err(|failure| {
                 if !kept.is_empty() {
-                    self.probing.record_oracle_refusal(started.elapsed());
+                    self.refuting.record_oracle_refusal(started.elapsed());
                 }
                 (failure, 1)
             })?;
         Ok(Self::solved(test, 1))
+    }
+
+    /// Whether the refuter proves that the kept bits `prop` holds contradict the formula the
+    /// oracle sees. Those `fix` dropped (propagation refuted them) are false in `prop` and
+    /// left out: the oracle is asked without them too. The formula is the eliminated one
+    /// where there is one: its models are the formula's, projected, and kept bits lie on the
+    /// support, which elimination keeps.
+    fn refutes(&self, prop: &Propagator, kept: &[Lit]) -> bool {
+        let held: Vec<Lit> = kept
+            .iter()
+            .copied()
+            .filter(|&lit| prop.value(var_index(lit)) == Some(lit > 0))
+            .collect();
+        let taken = self
+            .refuters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        let mut refuter = taken.unwrap_or_else(|| {
+            let formula = self.elimination().map_or(self.cnf, Elimination::reduced);
+            Refuter::new(formula.num_vars(), formula.clauses())
+        });
+        let refuted = refuter.refutes(&held, REFUTING_CONFLICTS);
+        let mut refuters = self.refuters.lock().unwrap_or_else(|e| e.into_inner());
+        refuters.push(refuter);
+        refuted
     }
 
     /// Unassigns all but what the unit clauses force, then fixes `fixed`; a literal that
@@ -815,10 +844,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Probing before the oracle changes the time a repair takes, never its test: it is
-        /// left to timings (`ProbingRecord`) only because of that.
+        /// The refuter before the oracle changes the time a repair takes, never its test: it
+        /// is left to timings (`RefutingRecord`) only because of that.
         #[test]
-        fn repairs_are_the_same_with_probing_and_without(
+        fn repairs_are_the_same_with_the_refuter_and_without(
             clauses in crate::testing::arbitrary_clauses(10, 4, 16),
             k in 1i32..=6,
             gadget in proptest::collection::vec(1i32..=10, 3),
@@ -826,9 +855,9 @@ mod tests {
             delta in proptest::collection::vec(proptest::prelude::any::<bool>(), 10),
             seed in 0u64..1000,
         ) {
-            // Random clauses of 2 or 3 literals, and the refutation of `kept_bits_that_probing_
+            // Random clauses of 2 or 3 literals, and the refutation of `kept_bits_the_refuter_
             // refutes_are_freed_without_asking_the_oracle` under the kept support variable k:
-            // beyond propagation, where probing matters.
+            // beyond propagation, where the refuter matters.
             let (a, b, c) = (gadget[0], gadget[1], gadget[2]);
             proptest::prop_assume!([k, a, b, c].iter().collect::<std::collections::HashSet<_>>().len() == 4);
             let mut clauses: Vec<Vec<Lit>> = clauses.into_iter().filter(|c| c.len() > 1).collect();
@@ -844,22 +873,22 @@ mod tests {
             // The candidate keeps k.
             candidate.set(k as usize - 1, true);
             delta.set(k as usize - 1, true);
-            let repair = |probing: bool| {
+            let repair = |refuting: bool| {
                 let completer = Completer::new(&checker, &Splr, Budget::unlimited());
-                if !probing {
-                    completer.probing.probes.store(ProbingRecord::WARM_UP, Ordering::Relaxed);
+                if !refuting {
+                    completer.refuting.tries.store(RefutingRecord::WARM_UP, Ordering::Relaxed);
                 }
                 let repaired = completer.repair(&mut None, None, &candidate, &delta, seed);
-                let probes = completer.probing.probes.load(Ordering::Relaxed);
-                (repaired.map(|done| done.test.to_bit_string()), probes)
+                let tries = completer.refuting.tries.load(Ordering::Relaxed);
+                (repaired.map(|done| done.test.to_bit_string()), tries)
             };
-            let ((with, probes), (without, _)) = (repair(true), repair(false));
-            proptest::prop_assert_eq!(with, without, "{} probes", probes);
+            let ((with, tries), (without, _)) = (repair(true), repair(false));
+            proptest::prop_assert_eq!(with, without, "{} tries", tries);
         }
     }
 
     #[test]
-    fn kept_bits_that_probing_refutes_are_freed_without_asking_the_oracle() {
+    fn kept_bits_the_refuter_refutes_are_freed_without_asking_the_oracle() {
         // Under x4 every value of x1 falsifies a clause, which neither propagation nor
         // greedy completion can tell; x5 = x1 lies outside the support x1..x4.
         let mut clauses: Vec<Vec<Lit>> = [[1, 2], [1, -2], [-1, 3], [-1, -3]]

@@ -1,0 +1,537 @@
+//! A small conflict-driven search that proves literals contradict a formula, loaded once and
+//! asked many times.
+//!
+//! A splr repair fixes its kept bits and asks splr, rebuilt for the call, for a model; most of
+//! those calls on the slow case studies prove the kept bits contradictory instead. Traced on
+//! isolateRightmost.sk_7_481 (seed 1), 1,238 such refutations took 11 ms of splr's search
+//! each (median), yet needed only 73 conflicts (median): the time goes to building and
+//! preprocessing, not to the proof. This search keeps its formula and what it learned across
+//! calls, takes the kept bits as assumptions, and gives up after a few hundred conflicts. It
+//! only refutes: a repair whose kept bits it cannot refute asks splr as before, so the tests
+//! are the same whether it runs or not.
+
+use crate::formula::{literal_index, var_index, Lit};
+
+/// No reason: a decision, an assumption, or a value fixed at level 0.
+const NO_REASON: u32 = u32::MAX;
+/// Learned clauses kept before all of them are dropped (at the start of a call): a bound on
+/// memory, well above what a run of repairs learns between drops.
+const MAX_LEARNED: usize = 20_000;
+/// Activity above which every activity is scaled down.
+const RESCALE: f64 = 1e100;
+
+#[derive(Clone, Copy)]
+struct Watch {
+    clause: u32,
+    blocker: Lit,
+}
+
+/// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
+/// ordered decisions, saved phases), answering whether assumptions contradict it.
+pub struct Refuter {
+    /// Clauses end to end; each clause's two watched literals come first, and a clause that
+    /// is a reason has its implied literal first.
+    literals: Vec<Lit>,
+    /// Where each clause starts; one more entry for the end.
+    starts: Vec<u32>,
+    /// Clauses of the formula itself; learned ones follow.
+    original: usize,
+    /// Per literal: the clauses watching it, visited when it becomes false.
+    watches: Vec<Vec<Watch>>,
+    /// Per literal: 0 unassigned, 1 true, -1 false.
+    value: Vec<i8>,
+    level: Vec<u32>,
+    reason: Vec<u32>,
+    trail: Vec<Lit>,
+    /// Where each decision level starts on the trail.
+    levels: Vec<usize>,
+    processed: usize,
+    /// Level-0 values contradict: every call refutes.
+    contradictory: bool,
+    /// Learned clauses kept before all of them are dropped.
+    max_learned: usize,
+    activity: Vec<f64>,
+    bump: f64,
+    /// Decision order: unassigned variables by activity (a binary max-heap of variables).
+    heap: Vec<u32>,
+    /// Per variable: its place in `heap`, or `u32::MAX`.
+    place: Vec<u32>,
+    saved_phase: Vec<bool>,
+    seen: Vec<bool>,
+}
+
+impl Refuter {
+    /// A search over `clauses` on `num_vars` variables.
+    pub fn new<'c>(num_vars: usize, clauses: impl IntoIterator<Item = &'c [Lit]>) -> Self {
+        let mut refuter = Refuter {
+            literals: Vec::new(),
+            starts: vec![0],
+            original: 0,
+            watches: vec![Vec::new(); 2 * num_vars],
+            value: vec![0; 2 * num_vars],
+            level: vec![0; num_vars],
+            reason: vec![NO_REASON; num_vars],
+            trail: Vec::new(),
+            levels: Vec::new(),
+            processed: 0,
+            contradictory: false,
+            max_learned: MAX_LEARNED,
+            activity: vec![0.0; num_vars],
+            bump: 1.0,
+            heap: Vec::with_capacity(num_vars),
+            place: vec![u32::MAX; num_vars],
+            saved_phase: vec![false; num_vars],
+            seen: vec![false; num_vars],
+        };
+        let mut units = Vec::new();
+        let mut distinct: Vec<Lit> = Vec::new();
+        // Per literal: the last clause it was seen in, plus one.
+        let mut seen = vec![0u32; 2 * num_vars];
+        for (i, clause) in clauses.into_iter().enumerate() {
+            let stamp = i as u32 + 1;
+            distinct.clear();
+            let mut tautology = false;
+            for &lit in clause {
+                if seen[literal_index(-lit)] == stamp {
+                    tautology = true;
+                    break;
+                }
+                if seen[literal_index(lit)] != stamp {
+                    seen[literal_index(lit)] = stamp;
+                    distinct.push(lit);
+                }
+            }
+            match (tautology, distinct.len()) {
+                (true, _) => {}
+                (false, 0) => refuter.contradictory = true,
+                (false, 1) => units.push(distinct[0]),
+                _ => {
+                    refuter.add_clause(&distinct);
+                }
+            }
+        }
+        refuter.original = refuter.clause_count();
+        for v in 0..num_vars {
+            refuter.insert(v);
+        }
+        for lit in units {
+            match refuter.literal_value(lit) {
+                Some(true) => {}
+                Some(false) => refuter.contradictory = true,
+                None => refuter.enqueue(lit, NO_REASON),
+            }
+        }
+        if refuter.propagate().is_some() {
+            refuter.contradictory = true;
+        }
+        refuter
+    }
+
+    fn clause_count(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    fn clause(&self, c: u32) -> std::ops::Range<usize> {
+        self.starts[c as usize] as usize..self.starts[c as usize + 1] as usize
+    }
+
+    /// Adds a clause of at least two literals, watching its first two.
+    fn add_clause(&mut self, lits: &[Lit]) -> u32 {
+        let index = self.clause_count() as u32;
+        self.literals.extend_from_slice(lits);
+        self.starts.push(self.literals.len() as u32);
+        self.watch(index, lits[0], lits[1]);
+        self.watch(index, lits[1], lits[0]);
+        index
+    }
+
+    fn watch(&mut self, clause: u32, watched: Lit, blocker: Lit) {
+        self.watches[literal_index(watched)].push(Watch { clause, blocker });
+    }
+
+    #[inline]
+    fn literal_value(&self, lit: Lit) -> Option<bool> {
+        match self.value[literal_index(lit)] {
+            0 => None,
+            v => Some(v > 0),
+        }
+    }
+
+    fn decision_level(&self) -> u32 {
+        self.levels.len() as u32
+    }
+
+    fn enqueue(&mut self, lit: Lit, reason: u32) {
+        let v = var_index(lit);
+        self.value[literal_index(lit)] = 1;
+        self.value[literal_index(-lit)] = -1;
+        self.level[v] = self.decision_level();
+        self.reason[v] = reason;
+        self.trail.push(lit);
+    }
+
+    /// Propagates the trail; the clause found false, if any.
+    fn propagate(&mut self) -> Option<u32> {
+        while self.processed < self.trail.len() {
+            let falsified = -self.trail[self.processed];
+            self.processed += 1;
+            let mut watching = std::mem::take(&mut self.watches[literal_index(falsified)]);
+            let (mut read, mut kept) = (0, 0);
+            let mut conflict = None;
+            while read < watching.len() {
+                let mut watch = watching[read];
+                read += 1;
+                if self.value[literal_index(watch.blocker)] > 0 {
+                    watching[kept] = watch;
+                    kept += 1;
+                    continue;
+                }
+                let range = self.clause(watch.clause);
+                let clause = &mut self.literals[range];
+                if clause[0] == falsified {
+                    clause.swap(0, 1);
+                }
+                let first = clause[0];
+                watch.blocker = first;
+                let first_value = self.value[literal_index(first)];
+                if first_value > 0 {
+                    watching[kept] = watch;
+                    kept += 1;
+                    continue;
+                }
+                let value = &self.value;
+                if let Some(k) = (2..clause.len()).find(|&k| value[literal_index(clause[k])] >= 0) {
+                    clause.swap(1, k);
+                    let moved_to = clause[1];
+                    self.watches[literal_index(moved_to)].push(watch);
+                    continue;
+                }
+                watching[kept] = watch;
+                kept += 1;
+                if first_value < 0 {
+                    conflict = Some(watch.clause);
+                    break;
+                }
+                self.enqueue(first, watch.clause);
+            }
+            while read < watching.len() {
+                watching[kept] = watching[read];
+                kept += 1;
+                read += 1;
+            }
+            watching.truncate(kept);
+            self.watches[literal_index(falsified)] = watching;
+            if conflict.is_some() {
+                return conflict;
+            }
+        }
+        None
+    }
+
+    /// Unassigns every level above `level`, saving the phases.
+    fn backtrack(&mut self, level: u32) {
+        if self.decision_level() <= level {
+            return;
+        }
+        let start = self.levels[level as usize];
+        for i in (start..self.trail.len()).rev() {
+            let lit = self.trail[i];
+            let v = var_index(lit);
+            self.value[literal_index(lit)] = 0;
+            self.value[literal_index(-lit)] = 0;
+            self.saved_phase[v] = lit > 0;
+            self.insert(v);
+        }
+        self.trail.truncate(start);
+        self.processed = start;
+        self.levels.truncate(level as usize);
+    }
+
+    /// The first-UIP clause learned from the false clause `conflict`, its asserting literal
+    /// first and a literal of the level to go back to second; and that level.
+    fn analyze(&mut self, conflict: u32) -> (Vec<Lit>, u32) {
+        let mut learned: Vec<Lit> = vec![0];
+        let mut open = 0;
+        let mut index = self.trail.len();
+        let mut clause = conflict;
+        let mut resolved: Option<Lit> = None;
+        loop {
+            let range = self.clause(clause);
+            // A reason clause's first literal is the one it implied, resolved on here.
+            let skip = usize::from(resolved.is_some());
+            for k in range.start + skip..range.end {
+                let lit = self.literals[k];
+                let v = var_index(lit);
+                if !self.seen[v] && self.level[v] > 0 {
+                    self.seen[v] = true;
+                    self.bump_activity(v);
+                    if self.level[v] >= self.decision_level() {
+                        open += 1;
+                    } else {
+                        learned.push(lit);
+                    }
+                }
+            }
+            loop {
+                index -= 1;
+                if self.seen[var_index(self.trail[index])] {
+                    break;
+                }
+            }
+            let lit = self.trail[index];
+            let v = var_index(lit);
+            self.seen[v] = false;
+            open -= 1;
+            resolved = Some(lit);
+            if open == 0 {
+                learned[0] = -lit;
+                break;
+            }
+            clause = self.reason[v];
+        }
+        for &lit in &learned[1..] {
+            self.seen[var_index(lit)] = false;
+        }
+        let mut back_to = 0;
+        if learned.len() > 1 {
+            let deepest = (1..learned.len())
+                .max_by_key(|&k| self.level[var_index(learned[k])])
+                .expect("a literal past the first");
+            learned.swap(1, deepest);
+            back_to = self.level[var_index(learned[1])];
+        }
+        (learned, back_to)
+    }
+
+    fn bump_activity(&mut self, v: usize) {
+        self.activity[v] += self.bump;
+        if self.activity[v] > RESCALE {
+            for a in &mut self.activity {
+                *a /= RESCALE;
+            }
+            self.bump /= RESCALE;
+        }
+        if self.place[v] != u32::MAX {
+            self.sift_up(self.place[v] as usize);
+        }
+    }
+
+    /// Drops every learned clause and watches the formula's clauses anew; at level 0 only.
+    fn forget_learned(&mut self) {
+        self.literals.truncate(self.starts[self.original] as usize);
+        self.starts.truncate(self.original + 1);
+        for list in &mut self.watches {
+            list.clear();
+        }
+        for c in 0..self.original as u32 {
+            let range = self.clause(c);
+            let (a, b) = (self.literals[range.start], self.literals[range.start + 1]);
+            self.watch(c, a, b);
+            self.watch(c, b, a);
+        }
+        for &lit in &self.trail {
+            self.reason[var_index(lit)] = NO_REASON;
+        }
+        // Watches chosen anew may be false at level 0: propagating level 0 again moves them.
+        self.processed = 0;
+    }
+
+    /// Whether `assumptions` contradict the formula, found within `max_conflicts`
+    /// conflicts. `false` when a model was found, or when it gave up.
+    pub fn refutes(&mut self, assumptions: &[Lit], max_conflicts: u32) -> bool {
+        self.backtrack(0);
+        if self.contradictory {
+            return true;
+        }
+        if self.clause_count() - self.original > self.max_learned {
+            self.forget_learned();
+        }
+        let mut conflicts = 0;
+        let refuted = loop {
+            if let Some(conflict) = self.propagate() {
+                if self.decision_level() == 0 {
+                    self.contradictory = true;
+                    break true;
+                }
+                conflicts += 1;
+                let (learned, back_to) = self.analyze(conflict);
+                self.backtrack(back_to);
+                if learned.len() == 1 {
+                    self.enqueue(learned[0], NO_REASON);
+                } else {
+                    let clause = self.add_clause(&learned);
+                    self.enqueue(learned[0], clause);
+                }
+                self.bump /= 0.95;
+                if conflicts >= max_conflicts {
+                    break false;
+                }
+                continue;
+            }
+            let level = self.decision_level() as usize;
+            if level < assumptions.len() {
+                let lit = assumptions[level];
+                match self.literal_value(lit) {
+                    Some(false) => break true,
+                    Some(true) => self.levels.push(self.trail.len()),
+                    None => {
+                        self.levels.push(self.trail.len());
+                        self.enqueue(lit, NO_REASON);
+                    }
+                }
+                continue;
+            }
+            let Some(v) = self.next_decision() else {
+                break false;
+            };
+            self.levels.push(self.trail.len());
+            let lit = if self.saved_phase[v] {
+                v as Lit + 1
+            } else {
+                -(v as Lit + 1)
+            };
+            self.enqueue(lit, NO_REASON);
+        };
+        self.backtrack(0);
+        refuted
+    }
+
+    fn next_decision(&mut self) -> Option<usize> {
+        while let Some(v) = self.pop() {
+            if self.value[2 * v] == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn insert(&mut self, v: usize) {
+        if self.place[v] != u32::MAX {
+            return;
+        }
+        self.place[v] = self.heap.len() as u32;
+        self.heap.push(v as u32);
+        self.sift_up(self.heap.len() - 1);
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let top = *self.heap.first()? as usize;
+        let last = self.heap.pop().expect("not empty");
+        self.place[top] = u32::MAX;
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.place[last as usize] = 0;
+            self.sift_down(0);
+        }
+        Some(top)
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let v = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.activity[self.heap[parent] as usize] >= self.activity[v as usize] {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            self.place[self.heap[i] as usize] = i as u32;
+            i = parent;
+        }
+        self.heap[i] = v;
+        self.place[v as usize] = i as u32;
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let v = self.heap[i];
+        loop {
+            let left = 2 * i + 1;
+            if left >= self.heap.len() {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < self.heap.len()
+                && self.activity[self.heap[right] as usize]
+                    > self.activity[self.heap[left] as usize]
+            {
+                right
+            } else {
+                left
+            };
+            if self.activity[self.heap[child] as usize] <= self.activity[v as usize] {
+                break;
+            }
+            self.heap[i] = self.heap[child];
+            self.place[self.heap[i] as usize] = i as u32;
+            i = child;
+        }
+        self.heap[i] = v;
+        self.place[v as usize] = i as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assignment::Assignment;
+    use crate::formula::{literal, Cnf};
+    use crate::verify::Checker;
+    use proptest::prelude::*;
+
+    /// The models of `cnf` (8 variables) that make every literal of `assumptions` true.
+    fn models(cnf: &Cnf, assumptions: &[Lit]) -> usize {
+        let checker = Checker::new(cnf);
+        (0u32..256)
+            .filter(|bits| {
+                let text: String = (0..8)
+                    .map(|v| if bits >> v & 1 == 1 { '1' } else { '0' })
+                    .collect();
+                let a = Assignment::from_bit_string(&text).unwrap();
+                checker.satisfies(&a) && assumptions.iter().all(|&l| a.satisfies(l))
+            })
+            .count()
+    }
+
+    #[test]
+    fn refutes_what_needs_search_and_spares_what_holds() {
+        // Under x4 every value of x1 falsifies a clause: no single propagation tells.
+        let clauses: Vec<Vec<Lit>> = [[1, 2], [1, -2], [-1, 3], [-1, -3]]
+            .iter()
+            .map(|pair| vec![-4, pair[0], pair[1]])
+            .collect();
+        let cnf = Cnf::from_clauses(4, &clauses);
+        let mut refuter = Refuter::new(4, cnf.clauses());
+        assert!(refuter.refutes(&[4], 10));
+        assert!(!refuter.refutes(&[-4], 10));
+        assert!(!refuter.refutes(&[], 10));
+        // What it learned under x4 is a consequence of the formula: ¬x4 is.
+        assert!(refuter.refutes(&[4, 2], 0));
+        assert!(Refuter::new(1, [&[1][..], &[-1][..]]).refutes(&[], 0));
+    }
+
+    proptest! {
+        /// Asked a run of questions, one refuter (keeping what it learns, and dropping it
+        /// when `max_learned` says) refutes exactly the assumptions no model satisfies when
+        /// its conflicts are not bounded, and never refutes a satisfiable one when they are.
+        #[test]
+        fn refutes_exactly_the_assumptions_no_model_satisfies(
+            clauses in crate::testing::arbitrary_clauses(8, 4, 28),
+            questions in proptest::collection::vec(
+                proptest::collection::vec((0usize..8, any::<bool>()), 0..5), 1..6),
+            max_learned in 0usize..4,
+        ) {
+            let cnf = Cnf::from_clauses(8, &clauses);
+            let mut unbounded = Refuter::new(8, cnf.clauses());
+            let mut bounded = Refuter::new(8, cnf.clauses());
+            unbounded.max_learned = max_learned;
+            bounded.max_learned = max_learned;
+            for question in &questions {
+                let assumptions: Vec<Lit> = question.iter().map(|&(v, b)| literal(v, b)).collect();
+                let satisfiable = models(&cnf, &assumptions) > 0;
+                prop_assert_eq!(unbounded.refutes(&assumptions, u32::MAX), !satisfiable);
+                if bounded.refutes(&assumptions, 2) {
+                    prop_assert!(!satisfiable);
+                }
+            }
+        }
+    }
+}
