@@ -36,10 +36,11 @@ const BINARY: u32 = 1 << 31;
 /// before the clause's literals are read, which mostly spares reading them (the way
 /// MiniSat and CaDiCaL watch). A binary clause needs no more than its other literal.
 #[derive(Clone, Copy)]
-struct Watch {
-    /// The clause's index, or'ed with [`BINARY`] for a binary clause.
-    clause: u32,
-    blocker: Lit,
+pub(crate) struct Watch {
+    /// The clause's index, or'ed with [`BINARY`] for a binary clause here (the refuter
+    /// watches every clause alike).
+    pub(crate) clause: u32,
+    pub(crate) blocker: Lit,
 }
 
 /// The formula as propagation reads it, built once per formula and copied for each
@@ -70,28 +71,13 @@ impl Watches {
             units: Vec::new(),
             has_empty_clause: false,
         };
-        // Per literal code: the last clause it was seen in, plus one.
-        let mut seen = vec![0u32; 2 * cnf.num_vars()];
-        let mut distinct = Vec::new();
-        for (i, clause) in cnf.clauses().enumerate() {
-            let stamp = i as u32 + 1;
-            distinct.clear();
-            let mut tautology = false;
-            for &lit in clause {
-                if seen[literal_index(-lit)] == stamp {
-                    tautology = true;
-                    break;
-                }
-                if seen[literal_index(lit)] != stamp {
-                    seen[literal_index(lit)] = stamp;
-                    distinct.push(lit);
-                }
-            }
-            match (tautology, distinct.as_slice()) {
-                (true, _) => {}
-                (false, []) => watches.has_empty_clause = true,
-                (false, &[unit]) => watches.units.push(unit),
-                (false, &[a, b]) => {
+        let mut distinct = DistinctLiterals::new(cnf.num_vars());
+        for clause in cnf.clauses() {
+            match distinct.of(clause) {
+                None => {}
+                Some([]) => watches.has_empty_clause = true,
+                Some(&[unit]) => watches.units.push(unit),
+                Some(&[a, b]) => {
                     watches.by_literal[literal_index(a)].push(Watch {
                         clause: BINARY,
                         blocker: b,
@@ -101,7 +87,7 @@ impl Watches {
                         blocker: a,
                     });
                 }
-                (false, long) => {
+                Some(long) => {
                     let index = watches.starts.len() as u32 - 1;
                     for (watched, other) in [(long[0], long[1]), (long[1], long[0])] {
                         watches.by_literal[literal_index(watched)].push(Watch {
@@ -115,6 +101,76 @@ impl Watches {
             }
         }
         watches
+    }
+}
+
+/// A clause's distinct literals, for the watch structures built here and in
+/// [`crate::refute`]; none for a clause that holds a literal and its negation (it always
+/// holds).
+pub(crate) struct DistinctLiterals {
+    /// Per literal: the clause it was last seen in (a count from 1).
+    seen: Vec<u32>,
+    clause: u32,
+    literals: Vec<Lit>,
+}
+
+impl DistinctLiterals {
+    pub(crate) fn new(num_vars: usize) -> Self {
+        DistinctLiterals {
+            seen: vec![0; 2 * num_vars],
+            clause: 0,
+            literals: Vec::new(),
+        }
+    }
+
+    /// `clause` without repeated literals, in order; `None` for a tautology.
+    pub(crate) fn of(&mut self, clause: &[Lit]) -> Option<&[Lit]> {
+        self.clause += 1;
+        self.literals.clear();
+        for &lit in clause {
+            if self.seen[literal_index(-lit)] == self.clause {
+                return None;
+            }
+            if self.seen[literal_index(lit)] != self.clause {
+                self.seen[literal_index(lit)] = self.clause;
+                self.literals.push(lit);
+            }
+        }
+        Some(&self.literals)
+    }
+}
+
+/// What visiting a clause whose watched literal just became false found.
+pub(crate) enum Visited {
+    /// Its other watch is true.
+    Satisfied,
+    /// It watches this literal, not false, instead.
+    Moved(Lit),
+    /// Its other watch is the one literal not false: it must become true.
+    Unit(Lit),
+    /// Every literal is false.
+    Conflict,
+}
+
+/// Visits `clause` (its two watched literals first, values by [`literal_index`] in `value`)
+/// whose watched literal `falsified` just became false; its other watch ends first.
+#[inline]
+pub(crate) fn visit_clause(clause: &mut [Lit], falsified: Lit, value: &[i8]) -> Visited {
+    if clause[0] == falsified {
+        clause.swap(0, 1);
+    }
+    let other_value = value[literal_index(clause[0])];
+    if other_value > 0 {
+        return Visited::Satisfied;
+    }
+    if let Some(k) = (2..clause.len()).find(|&k| value[literal_index(clause[k])] >= 0) {
+        clause.swap(1, k);
+        return Visited::Moved(clause[1]);
+    }
+    if other_value < 0 {
+        Visited::Conflict
+    } else {
+        Visited::Unit(clause[0])
     }
 }
 
@@ -256,31 +312,24 @@ impl<'a> Propagator<'a> {
                 self.watches.starts[c + 1] as usize,
             );
             let clause = &mut self.watches.literals[start..end];
-            if clause[0] == falsified {
-                clause.swap(0, 1);
-            }
-            let other = clause[0];
-            watch.blocker = other;
-            let other_value = self.value[literal_index(other)];
-            if other_value > 0 {
-                watching[kept] = watch;
-                kept += 1;
-                continue;
-            }
-            let value = &self.value;
-            if let Some(k) = (2..clause.len()).find(|&k| value[literal_index(clause[k])] >= 0) {
-                clause.swap(1, k);
-                let moved_to = clause[1];
-                self.watches.by_literal[literal_index(moved_to)].push(watch);
-                continue;
+            let visited = visit_clause(clause, falsified, &self.value);
+            watch.blocker = clause[0];
+            match visited {
+                Visited::Moved(to) => {
+                    self.watches.by_literal[literal_index(to)].push(watch);
+                    continue;
+                }
+                Visited::Satisfied => {}
+                Visited::Unit(lit) => self.enqueue(lit),
+                Visited::Conflict => {
+                    watching[kept] = watch;
+                    kept += 1;
+                    conflict = true;
+                    break;
+                }
             }
             watching[kept] = watch;
             kept += 1;
-            if other_value < 0 {
-                conflict = true;
-                break;
-            }
-            self.enqueue(other);
         }
         // The clauses not visited before a conflict keep watching.
         while read < watching.len() {

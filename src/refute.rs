@@ -11,20 +11,15 @@
 //! are the same whether it runs or not.
 
 use crate::formula::{literal_index, var_index, Lit};
+use crate::propagate::{visit_clause, DistinctLiterals, Visited, Watch};
 
 /// No reason: a decision, an assumption, or a value fixed at level 0.
 const NO_REASON: u32 = u32::MAX;
-/// Learned clauses kept before all of them are dropped (at the start of a call): a bound on
-/// memory, well above what a run of repairs learns between drops.
+/// Learned clauses kept before all of them are dropped (at the start of a call): what bounds
+/// the memory of a refuter asked all run long.
 const MAX_LEARNED: usize = 20_000;
 /// Activity above which every activity is scaled down.
 const RESCALE: f64 = 1e100;
-
-#[derive(Clone, Copy)]
-struct Watch {
-    clause: u32,
-    blocker: Lit,
-}
 
 /// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
 /// ordered decisions, saved phases), answering whether assumptions contradict it.
@@ -84,29 +79,14 @@ impl Refuter {
             seen: vec![false; num_vars],
         };
         let mut units = Vec::new();
-        let mut distinct: Vec<Lit> = Vec::new();
-        // Per literal: the last clause it was seen in, plus one.
-        let mut seen = vec![0u32; 2 * num_vars];
-        for (i, clause) in clauses.into_iter().enumerate() {
-            let stamp = i as u32 + 1;
-            distinct.clear();
-            let mut tautology = false;
-            for &lit in clause {
-                if seen[literal_index(-lit)] == stamp {
-                    tautology = true;
-                    break;
-                }
-                if seen[literal_index(lit)] != stamp {
-                    seen[literal_index(lit)] = stamp;
-                    distinct.push(lit);
-                }
-            }
-            match (tautology, distinct.len()) {
-                (true, _) => {}
-                (false, 0) => refuter.contradictory = true,
-                (false, 1) => units.push(distinct[0]),
-                _ => {
-                    refuter.add_clause(&distinct);
+        let mut distinct = DistinctLiterals::new(num_vars);
+        for clause in clauses {
+            match distinct.of(clause) {
+                None => {}
+                Some([]) => refuter.contradictory = true,
+                Some(&[unit]) => units.push(unit),
+                Some(long) => {
+                    refuter.add_clause(long);
                 }
             }
         }
@@ -188,31 +168,22 @@ impl Refuter {
                 }
                 let range = self.clause(watch.clause);
                 let clause = &mut self.literals[range];
-                if clause[0] == falsified {
-                    clause.swap(0, 1);
-                }
-                let first = clause[0];
-                watch.blocker = first;
-                let first_value = self.value[literal_index(first)];
-                if first_value > 0 {
-                    watching[kept] = watch;
-                    kept += 1;
-                    continue;
-                }
-                let value = &self.value;
-                if let Some(k) = (2..clause.len()).find(|&k| value[literal_index(clause[k])] >= 0) {
-                    clause.swap(1, k);
-                    let moved_to = clause[1];
-                    self.watches[literal_index(moved_to)].push(watch);
-                    continue;
+                let visited = visit_clause(clause, falsified, &self.value);
+                watch.blocker = clause[0];
+                match visited {
+                    Visited::Moved(to) => {
+                        self.watches[literal_index(to)].push(watch);
+                        continue;
+                    }
+                    Visited::Satisfied => {}
+                    Visited::Unit(lit) => self.enqueue(lit, watch.clause),
+                    Visited::Conflict => conflict = Some(watch.clause),
                 }
                 watching[kept] = watch;
                 kept += 1;
-                if first_value < 0 {
-                    conflict = Some(watch.clause);
+                if conflict.is_some() {
                     break;
                 }
-                self.enqueue(first, watch.clause);
             }
             while read < watching.len() {
                 watching[kept] = watching[read];
@@ -337,8 +308,15 @@ impl Refuter {
     }
 
     /// Whether `assumptions` contradict the formula, found within `max_conflicts`
-    /// conflicts. `false` when a model was found, or when it gave up.
-    pub fn refutes(&mut self, assumptions: &[Lit], max_conflicts: u32) -> bool {
+    /// conflicts. `false` when a model was found, or when it gave up: at the limit, or when
+    /// `give_up` says so (asked every few conflicts and decisions, so a run's deadline holds
+    /// on large formulas).
+    pub fn refutes(
+        &mut self,
+        assumptions: &[Lit],
+        max_conflicts: u32,
+        give_up: &dyn Fn() -> bool,
+    ) -> bool {
         self.backtrack(0);
         if self.contradictory {
             return true;
@@ -346,7 +324,7 @@ impl Refuter {
         if self.clause_count() - self.original > self.max_learned {
             self.forget_learned();
         }
-        let mut conflicts = 0;
+        let (mut conflicts, mut decisions) = (0, 0u64);
         let refuted = loop {
             if let Some(conflict) = self.propagate() {
                 if self.decision_level() == 0 {
@@ -363,7 +341,7 @@ impl Refuter {
                     self.enqueue(learned[0], clause);
                 }
                 self.bump /= 0.95;
-                if conflicts >= max_conflicts {
+                if conflicts >= max_conflicts || (conflicts % 16 == 0 && give_up()) {
                     break false;
                 }
                 continue;
@@ -380,6 +358,10 @@ impl Refuter {
                     }
                 }
                 continue;
+            }
+            decisions += 1;
+            if decisions % 4096 == 0 && give_up() {
+                break false;
             }
             let Some(v) = self.next_decision() else {
                 break false;
@@ -500,12 +482,12 @@ mod tests {
             .collect();
         let cnf = Cnf::from_clauses(4, &clauses);
         let mut refuter = Refuter::new(4, cnf.clauses());
-        assert!(refuter.refutes(&[4], 10));
-        assert!(!refuter.refutes(&[-4], 10));
-        assert!(!refuter.refutes(&[], 10));
+        assert!(refuter.refutes(&[4], 10, &|| false));
+        assert!(!refuter.refutes(&[-4], 10, &|| false));
+        assert!(!refuter.refutes(&[], 10, &|| false));
         // What it learned under x4 is a consequence of the formula: ¬x4 is.
-        assert!(refuter.refutes(&[4, 2], 0));
-        assert!(Refuter::new(1, [&[1][..], &[-1][..]]).refutes(&[], 0));
+        assert!(refuter.refutes(&[4, 2], 0, &|| false));
+        assert!(Refuter::new(1, [&[1][..], &[-1][..]]).refutes(&[], 0, &|| false));
     }
 
     proptest! {
@@ -527,8 +509,8 @@ mod tests {
             for question in &questions {
                 let assumptions: Vec<Lit> = question.iter().map(|&(v, b)| literal(v, b)).collect();
                 let satisfiable = models(&cnf, &assumptions) > 0;
-                prop_assert_eq!(unbounded.refutes(&assumptions, u32::MAX), !satisfiable);
-                if bounded.refutes(&assumptions, 2) {
+                prop_assert_eq!(unbounded.refutes(&assumptions, u32::MAX, &|| false), !satisfiable);
+                if bounded.refutes(&assumptions, 2, &|| false) {
                     prop_assert!(!satisfiable);
                 }
             }

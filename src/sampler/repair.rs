@@ -651,7 +651,7 @@ impl<'a> Completer<'a> {
             let formula = self.elimination().map_or(self.cnf, Elimination::reduced);
             Refuter::new(formula.num_vars(), formula.clauses())
         });
-        let refuted = refuter.refutes(&held, REFUTING_CONFLICTS);
+        let refuted = refuter.refutes(&held, REFUTING_CONFLICTS, &|| self.expired());
         let mut refuters = self.refuters.lock().unwrap_or_else(|e| e.into_inner());
         refuters.push(refuter);
         refuted
