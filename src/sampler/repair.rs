@@ -201,19 +201,25 @@ impl PropagationFirst {
 
 /// How refuting kept bits before the oracle has fared, shared by the threads. The refuter
 /// proves only contradictions the oracle would find too, so whether it runs changes no test,
-/// only the time: times, not counts, may decide here. It runs while the oracle refutations it
-/// spared, at their mean measured cost, come to twice its own time, and while it finds any
-/// when the oracle has refuted none. Seed 1 (two runs at a time): isolateRightmost.sk_7_481
-/// 1,492 refutations for 1.7 s, leaving the oracle 1; doublyLinkedList.sk_8_37 all 920 for
-/// 0.9 s; 20.sk_1_51 345 for 0.6 s; LoginService2.sk_23_36 84 in 325 tries for 0.5 s;
-/// enqueueSeqSK.sk_10_42 83 in 563 tries for 2.8 s.
+/// only the time: times, not counts, may decide here. It runs while the refutations it made
+/// and those it left to the oracle (the oracle's refusals of kept bits as unsatisfiable), at
+/// the oracle's mean cost of a refusal, come to twice its own time, and while it finds any
+/// when the oracle has refused none. Counting the refusals lets a refuter switched off after
+/// a warm-up without refutations come back when refutable kept bits turn up: with two ranks
+/// on LoginService2.sk_23_36 (seed 1), one rank's first 32 tries refuted nothing while the
+/// other's refuted 38, and the first, off for good under the rule that counted only its own
+/// refutations, left 46 refutations to splr (0.7 s). Seed 1, one rank, two runs at a time:
+/// isolateRightmost.sk_7_481 1,492 refutations for 1.7 s, leaving the oracle 1;
+/// doublyLinkedList.sk_8_37 all 920 for 0.9 s; 20.sk_1_51 345 for 0.6 s;
+/// LoginService2.sk_23_36 84 in 325 tries for 0.5 s; enqueueSeqSK.sk_10_42 83 in 563 tries
+/// for 2.8 s.
 #[derive(Debug, Default)]
 struct RefutingRecord {
     tries: AtomicU64,
     refuting_nanos: AtomicU64,
     /// Tries that refuted the kept bits.
     refutations: AtomicU64,
-    /// Oracle calls on a repair's kept bits that ended without a model, and their time.
+    /// Oracle calls on a repair's kept bits that found them unsatisfiable, and their time.
     oracle_refusals: AtomicU64,
     oracle_refusal_nanos: AtomicU64,
 }
@@ -229,12 +235,13 @@ impl RefutingRecord {
             return true;
         }
         let refusals = load(&self.oracle_refusals);
-        if refutations == 0 || refusals == 0 {
-            // The refuter found nothing to refute, or every refutation.
+        if refusals == 0 {
+            // The refuter found every refutation, or there were none to find.
             return refutations > 0;
         }
-        let spared = u128::from(refutations) * u128::from(load(&self.oracle_refusal_nanos))
-            / u128::from(refusals);
+        let refutable = u128::from(refutations + refusals);
+        let spared =
+            refutable * u128::from(load(&self.oracle_refusal_nanos)) / u128::from(refusals);
         spared >= 2 * u128::from(load(&self.refuting_nanos))
     }
 
@@ -624,7 +631,7 @@ impl<'a> Completer<'a> {
         let test = self
             .solve_residual(prop, candidate, true, seed, solver_time)
             .map_err(|failure| {
-                if !kept.is_empty() {
+                if !kept.is_empty() && failure == Failure::Unsat {
                     self.refuting.record_oracle_refusal(started.elapsed());
                 }
                 (failure, 1)
@@ -886,6 +893,29 @@ mod tests {
             let ((with, tries), (without, _)) = (repair(true), repair(false));
             proptest::prop_assert_eq!(with, without, "{} tries", tries);
         }
+    }
+
+    /// A refuter switched off after a warm-up without refutations comes back once the
+    /// oracle keeps refusing kept bits it could have refuted.
+    #[test]
+    fn a_refuter_switched_off_comes_back_when_the_oracle_refuses_kept_bits() {
+        let record = RefutingRecord::default();
+        for _ in 0..RefutingRecord::WARM_UP {
+            assert!(record.worth_trying());
+            record.record_try(false, Duration::from_millis(1));
+        }
+        record.record_oracle_refusal(Duration::from_millis(20));
+        assert!(
+            !record.worth_trying(),
+            "32 ms of tries against one 20 ms refusal"
+        );
+        for _ in 0..3 {
+            record.record_oracle_refusal(Duration::from_millis(20));
+        }
+        assert!(
+            record.worth_trying(),
+            "80 ms of refusals against 32 ms of tries"
+        );
     }
 
     #[test]
