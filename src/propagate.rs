@@ -321,15 +321,13 @@ impl<'a> Propagator<'a> {
                 }
                 Visited::Satisfied => {}
                 Visited::Unit(lit) => self.enqueue(lit),
-                Visited::Conflict => {
-                    watching[kept] = watch;
-                    kept += 1;
-                    conflict = true;
-                    break;
-                }
+                Visited::Conflict => conflict = true,
             }
             watching[kept] = watch;
             kept += 1;
+            if conflict {
+                break;
+            }
         }
         // The clauses not visited before a conflict keep watching.
         while read < watching.len() {

@@ -10,7 +10,7 @@
 //! only refutes: a repair whose kept bits it cannot refute asks splr as before, so the tests
 //! are the same whether it runs or not.
 
-use crate::formula::{literal_index, var_index, Lit};
+use crate::formula::{literal_index, var_index, Cnf, Lit};
 use crate::propagate::{visit_clause, DistinctLiterals, Visited, Watch};
 
 /// No reason: a decision, an assumption, or a value fixed at level 0.
@@ -56,8 +56,9 @@ pub struct Refuter {
 }
 
 impl Refuter {
-    /// A search over `clauses` on `num_vars` variables.
-    pub fn new<'c>(num_vars: usize, clauses: impl IntoIterator<Item = &'c [Lit]>) -> Self {
+    /// A search over `cnf`.
+    pub fn new(cnf: &Cnf) -> Self {
+        let num_vars = cnf.num_vars();
         let mut refuter = Refuter {
             literals: Vec::new(),
             starts: vec![0],
@@ -80,7 +81,7 @@ impl Refuter {
         };
         let mut units = Vec::new();
         let mut distinct = DistinctLiterals::new(num_vars);
-        for clause in clauses {
+        for clause in cnf.clauses() {
             match distinct.of(clause) {
                 None => {}
                 Some([]) => refuter.contradictory = true,
@@ -455,7 +456,7 @@ impl Refuter {
 mod tests {
     use super::*;
     use crate::assignment::Assignment;
-    use crate::formula::{literal, Cnf};
+    use crate::formula::literal;
     use crate::verify::Checker;
     use proptest::prelude::*;
 
@@ -481,13 +482,15 @@ mod tests {
             .map(|pair| vec![-4, pair[0], pair[1]])
             .collect();
         let cnf = Cnf::from_clauses(4, &clauses);
-        let mut refuter = Refuter::new(4, cnf.clauses());
+        let mut refuter = Refuter::new(&cnf);
         assert!(refuter.refutes(&[4], 10, &|| false));
         assert!(!refuter.refutes(&[-4], 10, &|| false));
         assert!(!refuter.refutes(&[], 10, &|| false));
         // What it learned under x4 is a consequence of the formula: ¬x4 is.
         assert!(refuter.refutes(&[4, 2], 0, &|| false));
-        assert!(Refuter::new(1, [&[1][..], &[-1][..]]).refutes(&[], 0, &|| false));
+        assert!(
+            Refuter::new(&Cnf::from_clauses(1, &[vec![1], vec![-1]])).refutes(&[], 0, &|| false)
+        );
     }
 
     proptest! {
@@ -502,8 +505,8 @@ mod tests {
             max_learned in 0usize..4,
         ) {
             let cnf = Cnf::from_clauses(8, &clauses);
-            let mut unbounded = Refuter::new(8, cnf.clauses());
-            let mut bounded = Refuter::new(8, cnf.clauses());
+            let mut unbounded = Refuter::new(&cnf);
+            let mut bounded = Refuter::new(&cnf);
             unbounded.max_learned = max_learned;
             bounded.max_learned = max_learned;
             for question in &questions {

@@ -656,8 +656,7 @@ impl<'a> Completer<'a> {
             .unwrap_or_else(|e| e.into_inner())
             .pop();
         let mut refuter = taken.unwrap_or_else(|| {
-            let formula = self.elimination().map_or(self.cnf, Elimination::reduced);
-            Refuter::new(formula.num_vars(), formula.clauses())
+            Refuter::new(self.elimination().map_or(self.cnf, Elimination::reduced))
         });
         let refuted = refuter.refutes(&held, REFUTING_CONFLICTS, &|| self.expired());
         let mut refuters = self.refuters.lock().unwrap_or_else(|e| e.into_inner());
