@@ -1,0 +1,559 @@
+//! Repairs and fresh solutions through a solver lane: a session that stays loaded, asked
+//! with the kept bits as assumptions and the preferred values as phases, and the records
+//! that decide, per lane, whether propagation is tried first and how long a query may search.
+//! Counts, not times, decide here, so the suite stays a function of the seed and the lanes.
+
+use super::{surviving, Completed, Completer, Failure};
+use crate::assignment::Assignment;
+use crate::formula::Lit;
+use crate::oracle::{Answer, Session, Steering};
+use crate::propagate::Propagator;
+
+/// Conflicts a session repair query may take before half its kept bits are freed. A query
+/// that needs more is mostly a search the candidate's phases hold far from any model: traced
+/// on karatsuba.sk_7_41, the 8% of repair queries that hit 2,000 conflicts took 42% of the
+/// repairs' time (0.47 s each), while the median answer took 200. With 250, tests in 60 s
+/// (seeds 1-3, two runs at a time) went from 540/405/513 to 1027/797/895 on karatsuba and
+/// from 658/220/229 to 747/555/572 on parity.sk_11_11, and time to 1000 tests on the other
+/// 27 case studies did not move beyond noise (0.86-1.20x, medians of 3); 100 gained more on
+/// those two but cost LoginService2.sk_23_36 1.3x and 20.sk_1_51 1.4x, and freed every kept
+/// bit of 8-40% of their repairs (250: 2-15%). NCD and coverage of the suites did not drop.
+const REPAIR_CONFLICTS: u32 = 250;
+/// The limit of a lane whose repair queries often hit `REPAIR_CONFLICTS` (see `RepairLimit`).
+const HARD_REPAIR_CONFLICTS: u32 = 100;
+/// Conflicts a fresh solution's searches may take in turn, then the time left: the first
+/// under random phases on every variable, the others steered on the independent support. A
+/// short first search suffices on every formula that needs no steering (seed 1 of the 29
+/// case studies: 6 ever escalate) and wastes little on those that do (karatsuba.sk_7_41:
+/// 782 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 699 against 675:
+/// `results/engine-hard-session8`).
+const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
+/// How often a session repair frees the failed kept bits and asks again.
+const MAX_SESSION_ATTEMPTS: usize = 8;
+
+/// Queries of `session` that reached its solver since it had made `before`.
+fn calls_since(session: &dyn Session, before: u64) -> u32 {
+    u32::try_from(session.solver_calls() - before).unwrap_or(u32::MAX)
+}
+
+/// A solver lane: its session, and how propagation has fared as the first try at its
+/// repairs and fresh solutions.
+pub struct Lane<'a> {
+    /// The lane's session, kept across rounds.
+    pub session: Box<dyn Session + 'a>,
+    propagation: PropagationFirst,
+    limit: RepairLimit,
+}
+
+impl<'a> Lane<'a> {
+    /// A lane answering through `session`.
+    pub fn new(session: Box<dyn Session + 'a>) -> Self {
+        Lane {
+            session,
+            propagation: PropagationFirst::default(),
+            limit: RepairLimit::default(),
+        }
+    }
+}
+
+/// The conflict limit of a lane's repair queries, from how its last 32 queries ended. Where
+/// repairs are searches the candidate's phases hold far from any model, most queries hit the
+/// limit whatever it is, and each costs the whole limit: on parity.sk_11_11 half of them did
+/// (61% of the repair time, 39 ms each), and 100 conflicts instead of 250 gave 15-24% more
+/// tests in 60 s there and on karatsuba.sk_7_41 (session 18). Where a query that needs 100 to
+/// 250 conflicts still finds a model, 100 would free its kept bits instead (LoginService2 and
+/// 20.sk_1_51 took 1.3-1.4x with 100 for every lane); their queries never hit 250, so their
+/// lanes keep it. Counts, not times, decide, so the suite stays a function of the seed and the
+/// lanes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct RepairLimit {
+    /// One bit a query, the latest lowest: set where it hit the limit.
+    recent: u32,
+}
+
+impl RepairLimit {
+    /// Hits among the last 32 queries from which the lower limit applies: one in four.
+    const HITS_TO_LOWER: u32 = 8;
+
+    fn conflicts(&self) -> u32 {
+        if self.recent.count_ones() >= Self::HITS_TO_LOWER {
+            HARD_REPAIR_CONFLICTS
+        } else {
+            REPAIR_CONFLICTS
+        }
+    }
+
+    fn record(&mut self, hit_the_limit: bool) {
+        self.recent = (self.recent << 1) | u32::from(hit_the_limit);
+    }
+}
+
+/// A share of the formula's variables, as (part, whole).
+type OpenShare = (usize, usize);
+
+/// What a lane's session must leave open for a repair to try propagation first: it still
+/// decides most of the formula (see `PropagationFirst`).
+const REPAIR_OPEN_SHARE: OpenShare = (1, 2);
+
+/// What it must leave open for a fresh solution to: nearly everything, as on the circuits
+/// (97-100% after the first query; blasted_case_1_b12_2 75%). The sketches' sessions leave
+/// 3-87% open after theirs, and there propagation completes fresh solutions at ten times a
+/// query's cost (17.sk_3_45: 0.2 against 0.02 ms); its successes also kept the lane's
+/// repairs on propagation, and the session, asked nothing more, never settled the rest:
+/// 17.sk_3_45 took 2.5x CMSGen's time.
+const FRESH_OPEN_SHARE: OpenShare = (19, 20);
+
+/// Whether a lane tries propagation before a query (along the candidate for a repair, along
+/// random values for a fresh solution; the two share the record). Where the session still
+/// decides most of the formula (a circuit, whose inputs determine the rest), propagation
+/// completes 9 candidates in 10 for less than a query: 1000-test runs of the
+/// circuits took 0.79-0.99x as long (7 of 8; alternating medians of 9). Where the solver
+/// has settled most of the formula (a sketch) a query is cheaper, and where propagation
+/// mostly fails (blasted_squaring7: 42 of 1,274) it is wasted: tried first on every repair,
+/// LoginService2.sk_23_36 took 1.7x and 70.sk_3_40 3x. Counts, not times, decide, so the
+/// suite stays a function of the seed and the lanes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct PropagationFirst {
+    tries: u32,
+    completions: u32,
+}
+
+impl PropagationFirst {
+    /// Failures allowed beyond one try in four: a lane where propagation never completes
+    /// stops after 3 tries (each can cost more than a query), one where 9 in 10 do goes on.
+    const SLACK: u32 = 2;
+
+    /// While at most one try in four, and `SLACK` more, has failed; once it stops, it stays
+    /// stopped (its counts no longer move).
+    fn worth_trying(&self) -> bool {
+        4 * (self.tries - self.completions) <= self.tries + 4 * Self::SLACK
+    }
+
+    fn record(&mut self, completed: bool) {
+        self.tries += 1;
+        self.completions += u32::from(completed);
+    }
+}
+
+impl<'a> Completer<'a> {
+    /// A repair through `lane`: propagation along the candidate first where the lane's
+    /// record of it says it pays, else the lane's session.
+    pub(super) fn repair_in_lane(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
+        lane: &mut Lane,
+        kept: Vec<Lit>,
+        candidate: &Assignment,
+    ) -> Result<Completed, Failure> {
+        if let Some(mut done) =
+            self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
+        {
+            done.kept = surviving(&kept, &done.test);
+            return Ok(done);
+        }
+        self.repair_in_session(lane.session.as_mut(), &mut lane.limit, candidate, kept)
+    }
+
+    /// A fresh solution through `lane`: greedy completion along `preferred` first where the
+    /// lane's record says it pays and the session leaves nearly everything open, else the
+    /// lane's session.
+    pub(super) fn fresh_in_lane(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
+        lane: &mut Lane,
+        preferred: &Assignment,
+    ) -> Result<Completed, Failure> {
+        if let Some(done) = self.propagation_first(prop, lane, &[], preferred, FRESH_OPEN_SHARE) {
+            return Ok(done);
+        }
+        self.fresh_in_session(lane.session.as_mut(), preferred)
+    }
+
+    /// A completion by propagation alone of `fixed` along `preferred`, tried before the
+    /// lane's session is asked where the lane's record (`PropagationFirst`) says it pays and
+    /// the session, once it has answered a query, still leaves open at least `open_share`
+    /// of the variables (a session settles nothing before its first query).
+    fn propagation_first(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
+        lane: &mut Lane,
+        fixed: &[Lit],
+        preferred: &Assignment,
+        open_share: OpenShare,
+    ) -> Option<Completed> {
+        let (part, whole) = open_share;
+        if lane.session.solver_calls() == 0
+            || !lane.propagation.worth_trying()
+            || whole * lane.session.open_variables() < part * self.cnf.num_vars()
+        {
+            return None;
+        }
+        let thread_prop = prop.get_or_insert_with(|| self.propagator());
+        let completed = self.complete(thread_prop, fixed, preferred, true, 0, None);
+        lane.propagation.record(completed.is_ok());
+        completed.ok()
+    }
+
+    /// Repair with a session: the kept bits as assumptions and the candidate's values as
+    /// phases. A refutation frees exactly the failed kept bits; a query that hits its
+    /// conflict limit (the lane's `limit`) frees half of them.
+    fn repair_in_session(
+        &self,
+        session: &mut dyn Session,
+        limit: &mut RepairLimit,
+        candidate: &Assignment,
+        mut kept: Vec<Lit>,
+    ) -> Result<Completed, Failure> {
+        let calls_before = session.solver_calls();
+        for _ in 0..MAX_SESSION_ATTEMPTS {
+            if self.expired() {
+                return Err(Failure::Unknown("time limit reached".into()));
+            }
+            let answer = session.solve(&kept, candidate, Steering::All, Some(limit.conflicts()));
+            limit.record(matches!(answer, Answer::Unknown(_)));
+            match answer {
+                Answer::Model(test) => {
+                    let mut done = Self::solved(test, calls_since(session, calls_before));
+                    done.kept = kept.len();
+                    return Ok(done);
+                }
+                Answer::Refuted(failed) if failed.is_empty() => return Err(Failure::Unsat),
+                Answer::Refuted(failed) => kept.retain(|l| !failed.contains(l)),
+                Answer::Unknown(_) if !kept.is_empty() => kept.truncate(kept.len() / 2),
+                Answer::Unknown(_) => break,
+            }
+        }
+        let mut done = self.fresh_in_session(session, candidate)?;
+        done.solver_calls = calls_since(session, calls_before);
+        done.fresh = true;
+        Ok(done)
+    }
+
+    /// A model near `preferred` from a session, under escalating conflict limits. Past the
+    /// first limit, `preferred` steers only the independent support (where the formula names
+    /// one): random phases on every variable can hold the search far from any model, and a
+    /// fresh solution of karatsuba.sk_7_41 took seconds to minutes.
+    fn fresh_in_session(
+        &self,
+        session: &mut dyn Session,
+        preferred: &Assignment,
+    ) -> Result<Completed, Failure> {
+        let limits = FRESH_CONFLICTS.iter().map(|&c| Some(c)).chain([None]);
+        let mut why = String::from("time limit reached");
+        let calls_before = session.solver_calls();
+        for (attempt, limit) in limits.enumerate() {
+            if self.expired() {
+                break;
+            }
+            let steering = if attempt > 0 && self.projection.len() < self.cnf.num_vars() {
+                Steering::Only(&self.projection)
+            } else {
+                Steering::All
+            };
+            match session.solve(&[], preferred, steering, limit) {
+                Answer::Model(test) => {
+                    return Ok(Self::solved(test, calls_since(session, calls_before)))
+                }
+                Answer::Refuted(_) => return Err(Failure::Unsat),
+                Answer::Unknown(reason) => why = reason,
+            }
+        }
+        Err(Failure::Unknown(why))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{chain, invalid_candidate_keeping_x1};
+    use super::super::Route;
+    use super::*;
+    use crate::budget::Budget;
+    use crate::oracle::Splr;
+    use crate::verify::Checker;
+
+    /// A session that gives up on its first query and then answers `model`, noting how each
+    /// query was steered.
+    struct GivesUpOnce {
+        model: Assignment,
+        steered: Vec<Option<Vec<usize>>>,
+    }
+
+    impl Session for GivesUpOnce {
+        fn solver_calls(&self) -> u64 {
+            self.steered.len() as u64
+        }
+
+        fn open_variables(&self) -> usize {
+            self.model.len()
+        }
+
+        fn solve(
+            &mut self,
+            _: &[Lit],
+            _: &Assignment,
+            steering: Steering,
+            _: Option<u32>,
+        ) -> Answer {
+            self.steered.push(match steering {
+                Steering::All => None,
+                Steering::Only(vars) => Some(vars.to_vec()),
+            });
+            if self.steered.len() == 1 {
+                Answer::Unknown("conflict limit".into())
+            } else {
+                Answer::Model(self.model.clone())
+            }
+        }
+    }
+
+    /// A session that answers `model` to every query and counts them; it decides `open`
+    /// variables once it has answered one, every variable before (as CaDiCaL, whose first
+    /// query settles what the formula forces).
+    struct Answers {
+        model: Assignment,
+        open: usize,
+        calls: u64,
+    }
+
+    impl Session for Answers {
+        fn solver_calls(&self) -> u64 {
+            self.calls
+        }
+
+        fn open_variables(&self) -> usize {
+            if self.calls == 0 {
+                self.model.len()
+            } else {
+                self.open
+            }
+        }
+
+        fn solve(&mut self, _: &[Lit], _: &Assignment, _: Steering, _: Option<u32>) -> Answer {
+            self.calls += 1;
+            Answer::Model(self.model.clone())
+        }
+    }
+
+    /// A lane whose session answers `model`, having answered `calls` queries, and leaves
+    /// `open` variables open once it has answered one.
+    fn lane_answering(model: &Assignment, open: usize, calls: u64) -> Lane<'static> {
+        Lane::new(Box::new(Answers {
+            model: model.clone(),
+            open,
+            calls,
+        }))
+    }
+
+    /// Propagation is tried first while at most a quarter of its tries, and 2 more, failed:
+    /// 3 failures in a row stop it, a failure in four does not; once stopped it stays stopped.
+    #[test]
+    fn propagation_first_goes_on_while_it_mostly_completes() {
+        let mut record = PropagationFirst::default();
+        for _ in 0..3 {
+            assert!(record.worth_trying());
+            record.record(false);
+        }
+        assert!(!record.worth_trying());
+        let mut record = PropagationFirst::default();
+        for i in 0..100 {
+            assert!(record.worth_trying(), "try {i}");
+            record.record(i % 4 != 3);
+        }
+        for _ in 0..3 {
+            record.record(false);
+        }
+        assert!(!record.worth_trying());
+        assert!(!record.worth_trying(), "stopped for good");
+    }
+
+    /// A lane whose session decides most of the formula repairs by propagation when that
+    /// completes the candidate (no query), and asks its session once propagation has stopped,
+    /// or where the session has settled most of the formula.
+    #[test]
+    fn a_lane_repairs_by_propagation_only_where_it_pays() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut prop = None;
+        let (candidate, delta) = invalid_candidate_keeping_x1();
+        let model = Assignment::from_bit_string("11100").unwrap();
+        // Each lane's session has answered a query already.
+        let lane_deciding = |open| lane_answering(&model, open, 1);
+
+        let mut lane = lane_deciding(5);
+        let done = completer
+            .repair(&mut prop, Some(&mut lane), &candidate, &delta, 1)
+            .unwrap();
+        assert_eq!(done.route, Route::Propagation);
+        assert_eq!(done.test.to_bit_string(), "11101");
+        assert_eq!(done.kept, 1);
+        assert_eq!(lane.session.solver_calls(), 1);
+        assert_eq!(
+            lane.propagation,
+            PropagationFirst {
+                tries: 1,
+                completions: 1
+            }
+        );
+
+        lane.propagation = PropagationFirst {
+            tries: 3,
+            completions: 0,
+        };
+        let done = completer
+            .repair(&mut prop, Some(&mut lane), &candidate, &delta, 1)
+            .unwrap();
+        assert_eq!((done.route, done.test), (Route::Solver, model.clone()));
+        assert_eq!(lane.session.solver_calls(), 2);
+        assert_eq!(
+            lane.propagation,
+            PropagationFirst {
+                tries: 3,
+                completions: 0
+            }
+        );
+
+        let mut lane = lane_deciding(2);
+        let done = completer
+            .repair(&mut prop, Some(&mut lane), &candidate, &delta, 1)
+            .unwrap();
+        assert_eq!(done.route, Route::Solver);
+        assert_eq!(lane.propagation, PropagationFirst::default());
+    }
+
+    /// A fresh solution's phases steer every variable at first; once that search gives up,
+    /// only the independent support (where the formula names one).
+    #[test]
+    fn a_fresh_solution_that_gives_up_is_steered_on_the_support_alone() {
+        for support in [vec![], vec![1, 4]] {
+            let mut cnf = chain();
+            cnf.set_independent_support(support.clone());
+            let checker = Checker::new(&cnf);
+            let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+            let mut session = GivesUpOnce {
+                model: Assignment::from_bit_string("11100").unwrap(),
+                steered: Vec::new(),
+            };
+            let preferred = Assignment::from_bit_string("01011").unwrap();
+            let done = completer
+                .fresh_in_session(&mut session, &preferred)
+                .unwrap();
+            assert_eq!(done.test.to_bit_string(), "11100");
+            assert_eq!(done.solver_calls, 2);
+            let expected = if support.is_empty() {
+                None
+            } else {
+                Some(vec![0, 3])
+            };
+            assert_eq!(session.steered, vec![None, expected]);
+        }
+    }
+
+    /// A lane's first fresh solution comes from its session; the next ones from greedy
+    /// completion along random values while the session still decides most of the formula
+    /// and the lane's record says propagation pays (no query), and from the session once
+    /// propagation has stopped.
+    #[test]
+    fn a_lane_draws_fresh_solutions_by_propagation_while_it_pays() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let model = Assignment::from_bit_string("11100").unwrap();
+        let mut lane = lane_answering(&model, 5, 0);
+        let mut prop = None;
+        let first = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
+        assert_eq!((first.route, first.test), (Route::Solver, model.clone()));
+        for seed in 1..20 {
+            let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
+            assert_eq!(done.route, Route::Propagation);
+            assert!(checker.satisfies(&done.test));
+        }
+        assert!(prop.is_some());
+        assert_eq!(lane.session.solver_calls(), 1);
+
+        lane.propagation = PropagationFirst {
+            tries: 3,
+            completions: 0,
+        };
+        let done = completer.fresh(&mut prop, Some(&mut lane), 0).unwrap();
+        assert_eq!((done.route, done.test), (Route::Solver, model));
+        assert_eq!(lane.session.solver_calls(), 2);
+    }
+
+    /// A session whose first query settles part of the formula (a sketch's) answers every
+    /// fresh solution: propagation, which would complete them at ten times a query's cost,
+    /// is not tried on the count of open variables the session had before it, nor where a
+    /// repair would try it (a regression: 17.sk_3_45 took 2.5x CMSGen's time).
+    #[test]
+    fn a_session_that_settles_most_of_the_formula_answers_every_fresh_solution() {
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let model = Assignment::from_bit_string("11100").unwrap();
+        // 3 of 5 open: a repair would try propagation first, a fresh solution does not.
+        let mut lane = lane_answering(&model, 3, 0);
+        let mut prop = None;
+        for seed in 0..5 {
+            let done = completer.fresh(&mut prop, Some(&mut lane), seed).unwrap();
+            assert_eq!((done.route, &done.test), (Route::Solver, &model));
+        }
+        assert_eq!(lane.session.solver_calls(), 5);
+        assert_eq!(lane.propagation, PropagationFirst::default());
+    }
+
+    /// A lane gives up sooner once a quarter of its last 32 repair queries hit the limit, and
+    /// goes back once they no longer do.
+    #[test]
+    fn repairs_give_up_sooner_where_queries_often_hit_the_limit() {
+        let mut limit = RepairLimit::default();
+        assert_eq!(limit.conflicts(), REPAIR_CONFLICTS);
+        for query in 0..32 {
+            // 7 hits in 32, the latest: below a quarter.
+            limit.record(query >= 25);
+        }
+        assert_eq!(limit.conflicts(), REPAIR_CONFLICTS);
+        limit.record(true);
+        assert_eq!(limit.conflicts(), HARD_REPAIR_CONFLICTS);
+        for _ in 0..24 {
+            limit.record(false);
+        }
+        assert_eq!(
+            limit.conflicts(),
+            HARD_REPAIR_CONFLICTS,
+            "8 hits among the last 32"
+        );
+        for _ in 0..8 {
+            limit.record(false);
+        }
+        assert_eq!(limit.conflicts(), REPAIR_CONFLICTS);
+    }
+
+    /// A query refuted from the session's remembered cores is not a solver call.
+    #[cfg(feature = "cadical")]
+    #[test]
+    fn a_refutation_from_memory_is_not_counted_as_a_solver_call() {
+        use crate::oracle::{cadical::Cadical, SessionBackend};
+        // x1 → x2 → x3, ¬x3 ∨ ¬x4: keeping x1 and x4 fails on both, and the retry keeps none.
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let candidate = Assignment::from_bit_string("10010").unwrap();
+        let mut repair = || {
+            completer
+                .repair_in_session(
+                    session.as_mut(),
+                    &mut RepairLimit::default(),
+                    &candidate,
+                    vec![1, 4],
+                )
+                .unwrap()
+        };
+        let first = repair();
+        assert!(checker.satisfies(&first.test));
+        assert_eq!(first.solver_calls, 2, "refuted, then solved");
+        let again = repair();
+        assert!(checker.satisfies(&again.test));
+        assert_eq!(again.solver_calls, 1, "refuted from memory, then solved");
+    }
+}
