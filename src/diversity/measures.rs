@@ -130,6 +130,12 @@ impl MeasuringThread {
         }
     }
 
+    /// Whether the measures asked for have come back: [`MeasuringThread::measures`] would
+    /// not wait.
+    pub fn ready(&self) -> bool {
+        self.asked && !self.replies.is_empty()
+    }
+
     /// The measures once every test handed over before they were asked for (now, unless
     /// [`MeasuringThread::ask`] did) is taken in.
     pub fn measures(&mut self) -> Measures {

@@ -130,6 +130,10 @@ pub struct Report {
     pub repaired: u64,
     /// The rounds' failed repairs, summed.
     pub failed_repairs: u64,
+    /// Candidates checked or repaired while the round before was being measured, then
+    /// dropped (not in `candidates`): the stop rule ended the run after that round, or the
+    /// suite filled up before them.
+    pub dropped_candidates: u64,
     /// Repairs that had to drop every kept bit and take a fresh solution.
     pub fresh_fallbacks: u64,
     /// Completed tests already in the suite.

@@ -61,9 +61,9 @@ pub enum Verdict {
 pub enum Demand {
     /// Go on.
     More,
-    /// The suite is full: tasks not started (or not sent to a rank) are dropped, neither
-    /// done nor delivered, so a run capped by `--max-tests` does not repair candidates it
-    /// has no room for; those already under way still deliver.
+    /// The suite is full, or the run stops: tasks not started (or not sent to a rank) are
+    /// dropped, neither done nor delivered, so a run capped by `--max-tests` does not repair
+    /// candidates it has no room for; those already under way still deliver.
     Enough,
 }
 

@@ -127,6 +127,8 @@ pub(super) struct Snap<'a> {
     /// The suite's NCD and coverage, kept up to date as tests join, on a thread of their
     /// own while [`Snap::run`] goes on.
     measures: Option<diversity::MeasuringThread>,
+    /// The stop metric of the last round settled (NaN before the initial solutions are).
+    settled_metric: f64,
     report: Report,
 }
 
@@ -146,6 +148,7 @@ impl<'a> Snap<'a> {
             merging: Duration::ZERO,
             suite: Suite::new(checker, config.max_tests),
             measures: None,
+            settled_metric: f64::NAN,
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -160,6 +163,7 @@ impl<'a> Snap<'a> {
                 valid_before_repair_percent: 0.0,
                 repaired: 0,
                 failed_repairs: 0,
+                dropped_candidates: 0,
                 fresh_fallbacks: 0,
                 duplicates: 0,
                 invalid_dropped: 0,
@@ -183,6 +187,11 @@ impl<'a> Snap<'a> {
             .expect("the measures run while the loop does");
         measures.extend(&self.suite.tests()[measures.len()..]);
         measures
+    }
+
+    /// Whether the measures asked for are ready to read without waiting.
+    fn measures_ready(&self) -> bool {
+        self.measures.as_ref().is_some_and(|m| m.ready())
     }
 
     /// Adds a test a worker checked against every clause to the suite if it is new; true when
@@ -257,44 +266,44 @@ impl<'a> Snap<'a> {
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
         let mut samples = self.initial_samples(workforce, resumed, observer)?;
-        let mut initial = RoundStats {
+        let initial = RoundStats {
             round: 0,
             samples: samples.len(),
             new_tests: self.suite.tests().len(),
             work_seconds: workforce.busy().as_secs_f64(),
+            merge_seconds: self.merging.as_secs_f64(),
             ..Default::default()
         };
         self.measures_up_to_date().ask();
         let mut next = self.prepare_ahead(0, &samples);
-        self.measure(&mut initial);
-        initial.seconds = self.start.elapsed().as_secs_f64();
-        initial.merge_seconds = self.merging.as_secs_f64();
-        initial.coordinator_seconds =
-            initial.seconds - self.report.seconds.initial + initial.merge_seconds;
-        let mut metric = self.metric(&initial);
-        observer.round(&initial);
-        self.push_round(initial);
+        let mut unsettled = Some(round::Unsettled {
+            stats: initial,
+            seconds: self.start.elapsed().as_secs_f64(),
+            working: self.report.seconds.initial,
+            initial: true,
+        });
         let mut round = 0;
         let stop = loop {
-            if let Some(stop) = self.halted(round) {
-                break stop;
-            }
-            round += 1;
-            let prepared = match next.take() {
-                Some(prepared) => prepared,
-                None => self.prepare(round, &samples),
+            let Some(prepared) = next.take() else {
+                // No round prepared: a stop is certain once the last one is settled.
+                if let Some(last) = unsettled.take() {
+                    if let Some(stop) = self.settle(last, observer) {
+                        break stop;
+                    }
+                }
+                match self.halted(round) {
+                    Some(stop) => break stop,
+                    None => {
+                        next = Some(self.prepare(round + 1, &samples));
+                        continue;
+                    }
+                }
             };
-            let stats = self.round(workforce, prepared, &mut samples, observer, &mut next)?;
-            let previous = metric;
-            metric = self.metric(&stats);
-            let new_tests = stats.new_tests;
-            observer.round(&stats);
-            self.push_round(stats);
-            if let Some(stop) = self
-                .halted(0)
-                .or(self.converged(new_tests, previous, metric))
-            {
-                break stop;
+            round += 1;
+            let last = unsettled.take();
+            match self.round(workforce, prepared, &mut samples, observer, &mut next, last)? {
+                round::RoundEnd::Ran(this) => unsettled = Some(this),
+                round::RoundEnd::Stopped(stop) => break stop,
             }
         };
         self.report.stop = stop;
@@ -451,8 +460,9 @@ mod tests {
         pool.install(|| run(&cnf, &config))
     }
 
-    /// Once the suite is full, the round's other candidates are not checked nor repaired:
-    /// on one thread the last verdict delivered is the one that filled the suite.
+    /// Once the suite is full, the round's other candidates are not taken: on one thread the
+    /// last verdict taken is the one that filled the suite (those repaired while the round
+    /// before was measured are dropped, not counted).
     #[test]
     fn a_full_suite_ends_the_round_at_the_candidate_that_filled_it() {
         let (tests, report) = capped_on_one_thread(25, 2);
@@ -460,6 +470,39 @@ mod tests {
         let last = report.rounds.last().unwrap();
         assert_eq!(last.round, 1);
         assert!(last.new_tests == 5 && last.candidates < 20, "{last:?}");
+    }
+
+    /// A round runs while the last one's measures are read; where the stop rule then says
+    /// stop, that round's verdicts are dropped and the suite is the one a run that never
+    /// started it gives (here one capped at the round the rule stops after).
+    #[test]
+    fn a_round_run_while_the_stop_rule_stops_leaves_no_test() {
+        let cnf = planted(60, 200, 6);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        // No round improves NCD by 1000%: the rule stops after round 1.
+        let stopped_by_the_rule = SnapConfig {
+            min_improvement: 10.0,
+            ..small_config(4)
+        };
+        let capped = SnapConfig {
+            max_rounds: Some(1),
+            ..stopped_by_the_rule.clone()
+        };
+        let (tests, report) = pool.install(|| run(&cnf, &stopped_by_the_rule));
+        let (expected, capped_report) = pool.install(|| run(&cnf, &capped));
+        assert_eq!(report.stop, StopReason::Converged);
+        assert_eq!(capped_report.rounds.len(), 2);
+        assert_eq!(tests, expected);
+        assert_eq!(report.rounds.len(), 2);
+        assert_eq!(report.candidates, capped_report.candidates);
+        assert!(
+            report.dropped_candidates >= 1,
+            "round 2 ran and was dropped"
+        );
+        assert_eq!(capped_report.dropped_candidates, 0, "round 2 never ran");
     }
 
     /// A suite of one is full after the first solution: no other is solved.
