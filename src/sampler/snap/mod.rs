@@ -287,7 +287,8 @@ impl<'a> Snap<'a> {
             let Some(prepared) = next.take() else {
                 // No round prepared: a stop is certain once the last one is settled.
                 if let Some(last) = unsettled.take() {
-                    if let Some(stop) = self.settle(last, observer) {
+                    let converged = self.settle(last, observer);
+                    if let Some(stop) = self.halted(0).or(converged) {
                         break stop;
                     }
                 }
@@ -503,6 +504,61 @@ mod tests {
             "round 2 ran and was dropped"
         );
         assert_eq!(capped_report.dropped_candidates, 0, "round 2 never ran");
+    }
+
+    /// An interrupt that comes while the next round runs ahead (here: as round 1 is
+    /// reported) ends that round as it would have had it not run ahead: the verdicts it held
+    /// back are taken, not dropped, so the tests found before the interrupt are kept.
+    #[test]
+    fn an_interrupt_while_a_round_runs_ahead_keeps_its_tests() {
+        struct InterruptAfterRound1<'i> {
+            tests: Vec<Assignment>,
+            interrupt: &'i AtomicBool,
+        }
+        impl Observer for InterruptAfterRound1<'_> {
+            fn test(&mut self, test: &std::sync::Arc<Assignment>) -> std::io::Result<()> {
+                self.tests.push((**test).clone());
+                Ok(())
+            }
+            fn round(&mut self, stats: &RoundStats) {
+                if stats.round == 1 {
+                    self.interrupt
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        let cnf = planted(60, 200, 6);
+        let checker = Checker::new(&cnf);
+        // Never converged: only the interrupt stops the run.
+        let config = SnapConfig {
+            min_improvement: -10.0,
+            ..small_config(4)
+        };
+        let interrupt = AtomicBool::new(false);
+        let mut observer = InterruptAfterRound1 {
+            tests: Vec::new(),
+            interrupt: &interrupt,
+        };
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let report = pool
+            .install(|| sample_in_process(&run, &mut observer))
+            .unwrap();
+        assert_eq!(report.stop, StopReason::Interrupted);
+        assert_eq!(report.rounds.len(), 3, "round 2 ran and was kept");
+        assert!(report.rounds[2].candidates >= 1);
+        assert_eq!(report.dropped_candidates, 0);
+        let joined: usize = report.rounds.iter().map(|r| r.new_tests).sum();
+        assert_eq!(observer.tests.len(), joined);
     }
 
     /// A suite of one is full after the first solution: no other is solved.

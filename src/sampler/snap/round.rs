@@ -259,8 +259,11 @@ impl Snap<'_> {
     }
 
     /// A round's measures read (waiting for them if need be), its figures completed and
-    /// reported, and the stop rule's answer (none after the initial solutions: the loop asks
-    /// `halted` before each round).
+    /// reported, and the stop rule's answer on them (none after the initial solutions). A stop
+    /// for the budget or a full suite (`halted`) is not its to give: a round runs ahead only
+    /// where none was due when this one ended, and one due since (a deadline or an interrupt
+    /// during the next round) ends that round as it would have without running ahead,
+    /// keeping the tests it found.
     pub(super) fn settle(
         &mut self,
         unsettled: Unsettled,
@@ -284,8 +287,7 @@ impl Snap<'_> {
         if initial {
             return None;
         }
-        self.halted(0)
-            .or(self.converged(new_tests, previous, self.settled_metric))
+        self.converged(new_tests, previous, self.settled_metric)
     }
 
     /// Round `round + 1` prepared, unless the run stops after round `round` whatever its
