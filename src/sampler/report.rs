@@ -58,7 +58,9 @@ pub struct RoundStats {
     /// Pairwise literal coverage of the suite over the NCD variables.
     pub coverage: f64,
     /// Wall time of the round, the next round's preparation included (it is made while this
-    /// round's measures are taken): the rounds' times add up to the run's.
+    /// round's measures are taken), the wait for the round before's measures excluded (that
+    /// is the round before's): with `Report::dropped_seconds`, the rounds' times add up to
+    /// the run's.
     pub seconds: f64,
     /// The coordinator's own work: with no task out (deltas, k-means, candidates, reading
     /// NCD) and merging each verdict (deduplicating, handing the test to the observer and to
@@ -134,6 +136,9 @@ pub struct Report {
     /// dropped (not in `candidates`): the stop rule ended the run after that round, or the
     /// suite filled up before them.
     pub dropped_candidates: u64,
+    /// Wall time of the round that ran while the last was measured and was then dropped: in
+    /// no round's `seconds`.
+    pub dropped_seconds: f64,
     /// Repairs that had to drop every kept bit and take a fresh solution.
     pub fresh_fallbacks: u64,
     /// Completed tests already in the suite.

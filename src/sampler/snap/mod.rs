@@ -164,6 +164,7 @@ impl<'a> Snap<'a> {
                 repaired: 0,
                 failed_repairs: 0,
                 dropped_candidates: 0,
+                dropped_seconds: 0.0,
                 fresh_fallbacks: 0,
                 duplicates: 0,
                 invalid_dropped: 0,
@@ -504,6 +505,15 @@ mod tests {
             "round 2 ran and was dropped"
         );
         assert_eq!(capped_report.dropped_candidates, 0, "round 2 never ran");
+        // Round 2's time is in no round's, and no time is in two.
+        assert!(report.dropped_seconds > 0.0);
+        let rounds: f64 = report.rounds.iter().map(|r| r.seconds).sum();
+        assert!(
+            rounds + report.dropped_seconds <= report.seconds.total + 1e-9,
+            "{rounds} + {} > {}",
+            report.dropped_seconds,
+            report.seconds.total
+        );
     }
 
     /// An interrupt that comes while the next round runs ahead (here: as round 1 is

@@ -17,7 +17,7 @@ use crate::sampler::{derive_seed, Observer, RoundStats, SampleError, StopReason}
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A round run whose measures are still to be read: its figures so far, and its time.
 pub(super) struct Unsettled {
@@ -125,6 +125,8 @@ impl Snap<'_> {
             seconds: preparing,
         } = prepared;
         let mut working = 0.0;
+        // Time settling the round before, which counts in its seconds, not this one's.
+        let mut settling = Duration::ZERO;
         let merged = self.merging;
         let mut held: Vec<Verdict> = Vec::new();
         let mut stopped: Option<StopReason> = None;
@@ -143,7 +145,7 @@ impl Snap<'_> {
                         return Ok(Demand::More);
                     }
                     let last = unsettled.take().expect("checked above");
-                    if let Some(stop) = self.settle(last, observer) {
+                    if let Some(stop) = self.settle_timed(last, observer, &mut settling) {
                         stopped = Some(stop);
                         held.push(verdict);
                         self.drop_verdicts(&std::mem::take(&mut held));
@@ -159,10 +161,12 @@ impl Snap<'_> {
             })?;
             working = t.elapsed().as_secs_f64();
             if let Some(last) = unsettled.take() {
-                stopped = self.settle(last, observer);
+                stopped = self.settle_timed(last, observer, &mut settling);
             }
             if let Some(stop) = stopped {
                 self.drop_verdicts(&held);
+                self.report.dropped_seconds +=
+                    preparing + (started.elapsed() - settling).as_secs_f64();
                 return Ok(RoundEnd::Stopped(stop));
             }
             self.take_held(held, &mut stats, samples, observer)?;
@@ -175,7 +179,7 @@ impl Snap<'_> {
             self.report.failed_repairs += stats.failed_repairs;
             stats.new_tests = self.suite.tests().len() - before;
         } else if let Some(last) = unsettled.take() {
-            if let Some(stop) = self.settle(last, observer) {
+            if let Some(stop) = self.settle_timed(last, observer, &mut settling) {
                 return Ok(RoundEnd::Stopped(stop));
             }
         }
@@ -184,7 +188,7 @@ impl Snap<'_> {
         stats.merge_seconds = (self.merging - merged).as_secs_f64();
         Ok(RoundEnd::Ran(Unsettled {
             stats,
-            seconds: preparing + started.elapsed().as_secs_f64(),
+            seconds: preparing + (started.elapsed() - settling).as_secs_f64(),
             working,
             initial: false,
         }))
@@ -288,6 +292,20 @@ impl Snap<'_> {
             return None;
         }
         self.converged(new_tests, previous, self.settled_metric)
+    }
+
+    /// `settle` within a round, its time added to `settling`: it counts in the settled
+    /// round's seconds, not in the round that settles it.
+    fn settle_timed(
+        &mut self,
+        unsettled: Unsettled,
+        observer: &mut dyn Observer,
+        settling: &mut Duration,
+    ) -> Option<StopReason> {
+        let t = Instant::now();
+        let stop = self.settle(unsettled, observer);
+        *settling += t.elapsed();
+        stop
     }
 
     /// Round `round + 1` prepared, unless the run stops after round `round` whatever its
