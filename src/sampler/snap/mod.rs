@@ -121,6 +121,9 @@ pub(super) struct Snap<'a> {
     /// and to the measuring thread; the clause check is the workers'): the coordinator's,
     /// however the ranks' work goes on meanwhile.
     merging: Duration,
+    /// Time spent settling rounds (reading their measures, reporting them): each in the
+    /// settled round's seconds, and left out of the round that was running meanwhile.
+    settling: Duration,
     suite: Suite<'a>,
     /// The variables NCD is measured on.
     projection: Vec<usize>,
@@ -146,6 +149,7 @@ impl<'a> Snap<'a> {
             start,
             budget: Budget::new(config.time_limit, interrupt),
             merging: Duration::ZERO,
+            settling: Duration::ZERO,
             suite: Suite::new(checker, config.max_tests),
             measures: None,
             settled_metric: f64::NAN,

@@ -17,7 +17,7 @@ use crate::sampler::{derive_seed, Observer, RoundStats, SampleError, StopReason}
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A round run whose measures are still to be read: its figures so far, and its time.
 pub(super) struct Unsettled {
@@ -125,15 +125,13 @@ impl Snap<'_> {
             seconds: preparing,
         } = prepared;
         let mut working = 0.0;
-        // Time settling the round before, which counts in its seconds, not this one's.
-        let mut settling = Duration::ZERO;
-        let merged = self.merging;
+        let (merged, settled) = (self.merging, self.settling);
         let mut held: Vec<Verdict> = Vec::new();
         let mut stopped: Option<StopReason> = None;
+        let before = self.suite.tests().len();
+        let busy = workforce.busy();
         if !tasks.is_empty() {
             let t = Instant::now();
-            let before = self.suite.tests().len();
-            let busy = workforce.busy();
             workforce.run(&centroids, tasks, &mut |verdict| {
                 if stopped.is_some() {
                     self.drop_verdicts([&verdict]);
@@ -145,7 +143,7 @@ impl Snap<'_> {
                         return Ok(Demand::More);
                     }
                     let last = unsettled.take().expect("checked above");
-                    if let Some(stop) = self.settle_timed(last, observer, &mut settling) {
+                    if let Some(stop) = self.settle(last, observer) {
                         stopped = Some(stop);
                         held.push(verdict);
                         self.drop_verdicts(&std::mem::take(&mut held));
@@ -160,35 +158,33 @@ impl Snap<'_> {
                 Ok(self.demand())
             })?;
             working = t.elapsed().as_secs_f64();
-            if let Some(last) = unsettled.take() {
-                stopped = self.settle_timed(last, observer, &mut settling);
-            }
-            if let Some(stop) = stopped {
-                self.drop_verdicts(&held);
-                self.report.dropped_seconds +=
-                    preparing + (started.elapsed() - settling).as_secs_f64();
-                return Ok(RoundEnd::Stopped(stop));
-            }
-            self.take_held(held, &mut stats, samples, observer)?;
-            self.report.seconds.verify_repair += working;
-            stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
-
-            self.report.candidates += stats.candidates;
-            self.report.valid_before_repair += stats.valid_before_repair;
-            self.report.repaired += stats.repaired;
-            self.report.failed_repairs += stats.failed_repairs;
-            stats.new_tests = self.suite.tests().len() - before;
-        } else if let Some(last) = unsettled.take() {
-            if let Some(stop) = self.settle_timed(last, observer, &mut settling) {
-                return Ok(RoundEnd::Stopped(stop));
-            }
         }
+        if let Some(last) = unsettled.take() {
+            stopped = self.settle(last, observer);
+        }
+        // Settling the round before counts in its seconds, not this one's.
+        let own_seconds =
+            |snap: &Self| preparing + (started.elapsed() - (snap.settling - settled)).as_secs_f64();
+        if let Some(stop) = stopped {
+            self.drop_verdicts(&held);
+            self.report.dropped_seconds += own_seconds(self);
+            return Ok(RoundEnd::Stopped(stop));
+        }
+        self.take_held(held, &mut stats, samples, observer)?;
+        self.report.seconds.verify_repair += working;
+        stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
+
+        self.report.candidates += stats.candidates;
+        self.report.valid_before_repair += stats.valid_before_repair;
+        self.report.repaired += stats.repaired;
+        self.report.failed_repairs += stats.failed_repairs;
+        stats.new_tests = self.suite.tests().len() - before;
         self.measures_up_to_date().ask();
         *next = self.prepare_ahead(stats.round, samples);
         stats.merge_seconds = (self.merging - merged).as_secs_f64();
         Ok(RoundEnd::Ran(Unsettled {
             stats,
-            seconds: preparing + (started.elapsed() - settling).as_secs_f64(),
+            seconds: own_seconds(self),
             working,
             initial: false,
         }))
@@ -281,7 +277,9 @@ impl Snap<'_> {
             initial,
         } = unsettled;
         self.measure(&mut stats);
-        stats.seconds = seconds + t.elapsed().as_secs_f64();
+        let settling = t.elapsed();
+        self.settling += settling;
+        stats.seconds = seconds + settling.as_secs_f64();
         stats.coordinator_seconds = stats.seconds - working + stats.merge_seconds;
         let previous = self.settled_metric;
         self.settled_metric = self.metric(&stats);
@@ -292,20 +290,6 @@ impl Snap<'_> {
             return None;
         }
         self.converged(new_tests, previous, self.settled_metric)
-    }
-
-    /// `settle` within a round, its time added to `settling`: it counts in the settled
-    /// round's seconds, not in the round that settles it.
-    fn settle_timed(
-        &mut self,
-        unsettled: Unsettled,
-        observer: &mut dyn Observer,
-        settling: &mut Duration,
-    ) -> Option<StopReason> {
-        let t = Instant::now();
-        let stop = self.settle(unsettled, observer);
-        *settling += t.elapsed();
-        stop
     }
 
     /// Round `round + 1` prepared, unless the run stops after round `round` whatever its
