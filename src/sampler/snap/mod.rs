@@ -356,7 +356,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashSet;
 
-    fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> Cnf {
+    pub(super) fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> Cnf {
         crate::testing::planted(num_vars, num_clauses, seed).0
     }
 
@@ -396,7 +396,7 @@ mod tests {
         assert!("NCD".parse::<StopMetric>().is_err());
     }
 
-    fn small_config(seed: u64) -> SnapConfig {
+    pub(super) fn small_config(seed: u64) -> SnapConfig {
         SnapConfig {
             samples: 20,
             clusters: 3,

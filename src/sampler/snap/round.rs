@@ -283,13 +283,14 @@ impl Snap<'_> {
         stats.coordinator_seconds = stats.seconds - working + stats.merge_seconds;
         let previous = self.settled_metric;
         self.settled_metric = self.metric(&stats);
-        let new_tests = stats.new_tests;
+        let stop = if initial {
+            None
+        } else {
+            self.converged(&stats, previous)
+        };
         observer.round(&stats);
         self.push_round(stats);
-        if initial {
-            return None;
-        }
-        self.converged(new_tests, previous, self.settled_metric)
+        stop
     }
 
     /// Round `round + 1` prepared, unless the run stops after round `round` whatever its

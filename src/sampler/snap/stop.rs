@@ -52,20 +52,62 @@ impl Snap<'_> {
         }
     }
 
-    /// The paper's rule: stop when a round added nothing, or when the stop metric improved by
-    /// less than X of its previous value.
-    pub(super) fn converged(
-        &self,
-        new_tests: usize,
-        previous: f64,
-        metric: f64,
-    ) -> Option<StopReason> {
-        if new_tests == 0 {
+    /// The paper's rule on a round's figures: stop when the round added nothing, or when the
+    /// stop metric improved by less than X of its previous value. Measures that the budget
+    /// cut short (NCD not measured, its numerator read as 0) give the rule nothing to read:
+    /// the deadline or interrupt that cut them ends the run, under its own reason. Read as a
+    /// fall, they stopped an interrupted run as converged, with exit status 0 (a round run
+    /// while the last was measured settles it after the interrupt).
+    pub(super) fn converged(&self, stats: &RoundStats, previous: f64) -> Option<StopReason> {
+        if stats.ncd.is_nan() {
+            return None;
+        }
+        let metric = self.metric(stats);
+        if stats.new_tests == 0 {
             Some(StopReason::NoNewTests)
         } else if metric - previous < self.config.min_improvement * previous.max(f64::EPSILON) {
             Some(StopReason::Converged)
         } else {
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{planted, small_config};
+    use super::*;
+    use crate::verify::Checker;
+    use std::sync::atomic::AtomicBool;
+
+    /// A round whose measures the budget cut short is not judged by the rule; measured, the
+    /// same fall in the metric stops the run.
+    #[test]
+    fn measures_cut_short_do_not_read_as_convergence() {
+        let cnf = planted(20, 60, 1);
+        let checker = Checker::new(&cnf);
+        let config = super::super::SnapConfig {
+            stop_metric: StopMetric::Information,
+            min_improvement: 0.0,
+            ..small_config(1)
+        };
+        let interrupt = AtomicBool::new(true);
+        let snap = Snap::new(&checker, &config, &interrupt);
+        let cut_short = RoundStats {
+            new_tests: 5,
+            ncd: f64::NAN,
+            information: 0,
+            ..Default::default()
+        };
+        assert_eq!(snap.converged(&cut_short, 100.0), None);
+        let measured = RoundStats {
+            ncd: 0.5,
+            information: 90,
+            ..cut_short
+        };
+        assert_eq!(
+            snap.converged(&measured, 100.0),
+            Some(StopReason::Converged)
+        );
     }
 }
