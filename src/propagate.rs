@@ -152,6 +152,15 @@ pub(crate) enum Visited {
     Conflict,
 }
 
+/// Closes the gap a visit of `watching` left: its first `kept` watches stay, and those from
+/// `read` on, not visited before a conflict, keep watching after them.
+#[inline]
+pub(crate) fn keep_unvisited(watching: &mut Vec<Watch>, kept: usize, read: usize) {
+    let unvisited = watching.len() - read;
+    watching.copy_within(read.., kept);
+    watching.truncate(kept + unvisited);
+}
+
 /// Visits `clause` (its two watched literals first, values by [`literal_index`] in `value`)
 /// whose watched literal `falsified` just became false; its other watch ends first.
 #[inline]
@@ -329,13 +338,7 @@ impl<'a> Propagator<'a> {
                 break;
             }
         }
-        // The clauses not visited before a conflict keep watching.
-        while read < watching.len() {
-            watching[kept] = watching[read];
-            kept += 1;
-            read += 1;
-        }
-        watching.truncate(kept);
+        keep_unvisited(watching, kept, read);
         conflict
     }
 

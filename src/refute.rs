@@ -11,7 +11,7 @@
 //! are the same whether it runs or not.
 
 use crate::formula::{literal_index, var_index, Cnf, Lit};
-use crate::propagate::{visit_clause, DistinctLiterals, Visited, Watch};
+use crate::propagate::{keep_unvisited, visit_clause, DistinctLiterals, Visited, Watch};
 
 /// No reason: a decision, an assumption, or a value fixed at level 0.
 const NO_REASON: u32 = u32::MAX;
@@ -186,12 +186,7 @@ impl Refuter {
                     break;
                 }
             }
-            while read < watching.len() {
-                watching[kept] = watching[read];
-                kept += 1;
-                read += 1;
-            }
-            watching.truncate(kept);
+            keep_unvisited(&mut watching, kept, read);
             self.watches[literal_index(falsified)] = watching;
             if conflict.is_some() {
                 return conflict;
