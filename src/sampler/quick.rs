@@ -198,6 +198,10 @@ impl Quick<'_> {
         let sigma = match self.completer.fresh(&mut prop, None, seed) {
             Ok(done) => {
                 self.report.solver_calls += u64::from(done.solver_calls);
+                // σ is a test as soon as it is found: its candidate below is checked only if
+                // time is left, and a run whose deadline fell during the epoch (karatsuba.sk_7_41,
+                // 60 s) ended with no test, exit status 0 and no output file.
+                self.suite.admit(&done.test, observer)?;
                 done.test
             }
             Err(Failure::Unsat) if self.suite.tests().is_empty() => return Err(SampleError::Unsat),
@@ -430,6 +434,58 @@ mod tests {
         assert!(report.credibility_percent < 100.0, "{report:?}");
         assert!(tests.iter().all(|t| checker.satisfies(t)));
         assert!(tests.len() <= 4);
+    }
+
+    /// An oracle that answers only once the run's time limit has passed.
+    struct AnswersLate {
+        after: Duration,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Oracle for AnswersLate {
+        fn solve(&self, query: &crate::oracle::Query) -> crate::oracle::Outcome {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(self.after);
+            Splr.solve(query)
+        }
+    }
+
+    /// A solution σ found as the time limit passes is kept, though no candidate of its epoch
+    /// is checked (regression: the run ended with no test).
+    #[test]
+    fn a_solution_found_at_the_deadline_is_kept() {
+        let (cnf, _) = crate::testing::planted(60, 250, 3);
+        let checker = Checker::new(&cnf);
+        let limit = Duration::from_millis(50);
+        let oracle = AnswersLate {
+            after: 2 * limit,
+            calls: Default::default(),
+        };
+        let mut tests = Vec::new();
+        let mut keep = |t: &Assignment| {
+            tests.push(t.clone());
+            Ok(())
+        };
+        let config = QuickConfig {
+            time_limit: limit,
+            ..Default::default()
+        };
+        let report = sample(
+            &checker,
+            &oracle,
+            &config,
+            &mut keep,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(
+            oracle.calls.load(Ordering::Relaxed) > 0,
+            "σ needed the oracle"
+        );
+        assert_eq!(report.stop, Some(StopReason::TimeLimit));
+        assert_eq!(report.candidates, 0, "nothing checked past the deadline");
+        assert_eq!(tests.len(), 1);
+        assert!(checker.satisfies(&tests[0]));
     }
 
     #[test]
