@@ -26,6 +26,7 @@ pub struct Query<'a> {
     /// The clauses the solver gets (the formula plus any units the query adds).
     pub clauses: &'a [Vec<Lit>],
     /// The value the solver should try first for each variable (from 0); `None` leaves it free.
+    /// A hint, which splr 0.17.2 barely takes (see [`Splr`]).
     pub preferred: Option<&'a [bool]>,
     /// Seeds the renaming of variables and, without `preferred`, random preferred values.
     pub seed: u64,

@@ -11,8 +11,11 @@
 //! written. The share of valid candidates is QuickSampler's credibility.
 //!
 //! Deviation: QuickSampler asks a MaxSAT solver for the *closest* flipped solution; here the
-//! solver gets the flip as a unit and σ's values as preferred phases (see
-//! `Completer::flipped` at the end of this file), a near but not always nearest solution.
+//! flip is a unit and greedy completion follows σ's values (see `Completer::flipped` at the
+//! end of this file), a near but not always nearest solution. Where greedy completion fails,
+//! splr decides the rest and σ's values are only a hint it barely takes (see
+//! [`crate::oracle::Splr`]): those mutations lie 4-63 support bits from σ on average, where
+//! greedy ones lie 1-3 (`results/README.md`, "splr on the 8 slowest", session 30).
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
