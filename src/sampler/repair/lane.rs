@@ -20,17 +20,11 @@ use crate::propagate::Propagator;
 /// bit of 8-40% of their repairs (250: 2-15%). NCD and coverage of the suites did not drop.
 const REPAIR_CONFLICTS: u32 = 250;
 /// The limit of a lane whose repair queries often hit `REPAIR_CONFLICTS` (see `RepairLimit`).
-/// There a query that finds a model mostly finds it within a few conflicts, and one that does
-/// not costs the whole limit: traced on parity.sk_11_11 at 100, queries giving up took 21-24
-/// ms each and 38 s of 60, those answering a model 9-12 ms. Runs of 60 s side by side (seeds
-/// 1-3), tests from 100 to 40, 40 to 25, 25 to 10, 10 to 3: parity 852/743/686 to
-/// 990/820/746, 861/623/656 to 782/675/678, 693/712/706 to 746/767/790, 781/691/729 to
-/// 750/637/777; karatsuba.sk_7_41 1164/1134/1057 to 1359/1433/1164, 1091/1124/1062 to
-/// 1300/1333/1231, 1604/1345/1466 to 1965/1619/1438, 2080/1887/1176 to 2399/1790/1240. NCD
-/// and pairwise coverage of their first 500 tests did not move (at most 0.004 and 0.013).
-/// In 120 s beside 100 (`results/engine-hard-limit-session32`): karatsuba 2,109 to 3,312
-/// tests (medians of 3 seeds), parity 1,054 to 1,024, as noisy as it is there. The other 27
-/// case studies' suites of seed 1 are byte for byte as with 100.
+/// There a query that finds a model finds it within a few conflicts, and one that does not
+/// costs the whole limit (parity.sk_11_11 at 100: 21-24 ms a query giving up, 38 s of 60).
+/// Stepping it down 100, 40, 25, 10, 3 in paired runs, the gains on parity and
+/// karatsuba.sk_7_41 stop at 10, with the suites' NCD and coverage unchanged; no other case
+/// study's suite of seed 1 changes (`results/README.md`, session 32).
 const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// Conflicts a fresh solution's searches may take in turn, then the time left: the first
 /// under random phases on every variable, the others steered on the independent support. A
