@@ -8,6 +8,8 @@ use crate::assignment::Assignment;
 use crate::formula::Lit;
 use crate::oracle::{Answer, Session, Steering};
 use crate::propagate::Propagator;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// Conflicts a session repair query may take before half its kept bits are freed. A query
 /// that needs more is mostly a search the candidate's phases hold far from any model: traced
@@ -35,6 +37,12 @@ const HARD_REPAIR_CONFLICTS: u32 = 10;
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// How often a session repair frees the failed kept bits and asks again.
 const MAX_SESSION_ATTEMPTS: usize = 8;
+/// One variable in this many outside the independent support is steered too, along with the
+/// support, when a fresh solution's search is steered on the support: the others follow the
+/// session's last model, which alone mostly brings that model back (on parity.sk_11_11, 54%
+/// of such searches repeated a test). One in 10 found as many tests, but the first 500 of
+/// them covered fewer pairs of support values on 2 of 3 seeds (`results/README.md`, session 33).
+const STEERED_SHARE_OUTSIDE_SUPPORT: u32 = 50;
 
 /// Queries of `session` that reached its solver since it had made `before`.
 fn calls_since(session: &dyn Session, before: u64) -> u32 {
@@ -48,6 +56,7 @@ pub struct Lane<'a> {
     pub session: Box<dyn Session + 'a>,
     propagation: PropagationFirst,
     limit: RepairLimit,
+    fallback: FullSteering,
 }
 
 impl<'a> Lane<'a> {
@@ -57,6 +66,7 @@ impl<'a> Lane<'a> {
             session,
             propagation: PropagationFirst::default(),
             limit: RepairLimit::default(),
+            fallback: FullSteering::default(),
         }
     }
 }
@@ -86,6 +96,34 @@ impl RepairLimit {
         } else {
             REPAIR_CONFLICTS
         }
+    }
+
+    fn record(&mut self, hit_the_limit: bool) {
+        self.recent = (self.recent << 1) | u32::from(hit_the_limit);
+    }
+}
+
+/// Whether a repair that falls back to a fresh solution starts with a search steered on
+/// every variable by the candidate, or goes straight to one steered on the independent
+/// support. The first finds a test far from the session's last model, where it finds one;
+/// but where repairs rarely keep a bit, the candidate's phases are as far from any model: on
+/// parity.sk_11_11 it hit its conflict limit in 656 of 1,220 searches, 42 ms each and 28 s
+/// of a 60-s run. Lanes where 8 of the last 32 did go straight to the support-steered search
+/// from then on: 1.5-1.6x the tests in 60 s there (`results/README.md`, session 33).
+/// Counts, not times, decide, so the suite stays a function of the seed and the lanes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct FullSteering {
+    /// One bit a search, the latest lowest: set where it hit the limit.
+    recent: u32,
+}
+
+impl FullSteering {
+    /// Hits among the last 32 searches from which it stops: one in four.
+    const HITS_TO_STOP: u32 = 8;
+
+    /// Stops for good: a search not made records nothing.
+    fn worth_trying(&self) -> bool {
+        self.recent.count_ones() < Self::HITS_TO_STOP
     }
 
     fn record(&mut self, hit_the_limit: bool) {
@@ -149,6 +187,7 @@ impl<'a> Completer<'a> {
         lane: &mut Lane,
         kept: Vec<Lit>,
         candidate: &Assignment,
+        seed: u64,
     ) -> Result<Completed, Failure> {
         if let Some(mut done) =
             self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
@@ -156,7 +195,7 @@ impl<'a> Completer<'a> {
             done.kept = surviving(&kept, &done.test);
             return Ok(done);
         }
-        self.repair_in_session(lane.session.as_mut(), &mut lane.limit, candidate, kept)
+        self.repair_in_session(lane, candidate, kept, seed)
     }
 
     /// A fresh solution through `lane`: greedy completion along `preferred` first where the
@@ -167,11 +206,12 @@ impl<'a> Completer<'a> {
         prop: &mut Option<Propagator<'a>>,
         lane: &mut Lane,
         preferred: &Assignment,
+        seed: u64,
     ) -> Result<Completed, Failure> {
         if let Some(done) = self.propagation_first(prop, lane, &[], preferred, FRESH_OPEN_SHARE) {
             return Ok(done);
         }
-        self.fresh_in_session(lane.session.as_mut(), preferred)
+        self.fresh_in_session(lane.session.as_mut(), preferred, seed, None)
     }
 
     /// A completion by propagation alone of `fixed` along `preferred`, tried before the
@@ -204,11 +244,12 @@ impl<'a> Completer<'a> {
     /// conflict limit (the lane's `limit`) frees half of them.
     fn repair_in_session(
         &self,
-        session: &mut dyn Session,
-        limit: &mut RepairLimit,
+        lane: &mut Lane,
         candidate: &Assignment,
         mut kept: Vec<Lit>,
+        seed: u64,
     ) -> Result<Completed, Failure> {
+        let (session, limit) = (lane.session.as_mut(), &mut lane.limit);
         let calls_before = session.solver_calls();
         for _ in 0..MAX_SESSION_ATTEMPTS {
             if self.expired() {
@@ -228,7 +269,7 @@ impl<'a> Completer<'a> {
                 Answer::Unknown(_) => break,
             }
         }
-        let mut done = self.fresh_in_session(session, candidate)?;
+        let mut done = self.fresh_in_session(session, candidate, seed, Some(&mut lane.fallback))?;
         done.solver_calls = calls_since(session, calls_before);
         done.fresh = true;
         Ok(done)
@@ -236,26 +277,36 @@ impl<'a> Completer<'a> {
 
     /// A model near `preferred` from a session, under escalating conflict limits. Past the
     /// first limit, `preferred` steers only the independent support (where the formula names
-    /// one): random phases on every variable can hold the search far from any model, and a
-    /// fresh solution of karatsuba.sk_7_41 took seconds to minutes.
+    /// one) and a share of the other variables drawn under `seed`: random phases on every
+    /// variable can hold the search far from any model, and a fresh solution of
+    /// karatsuba.sk_7_41 took seconds to minutes. A repair's fallback (`full_steering`, its
+    /// lane's record) skips the first search where the record says it rarely pays.
     fn fresh_in_session(
         &self,
         session: &mut dyn Session,
         preferred: &Assignment,
+        seed: u64,
+        mut full_steering: Option<&mut FullSteering>,
     ) -> Result<Completed, Failure> {
+        let skip_first = full_steering.as_ref().is_some_and(|r| !r.worth_trying());
         let limits = FRESH_CONFLICTS.iter().map(|&c| Some(c)).chain([None]);
         let mut why = String::from("time limit reached");
         let calls_before = session.solver_calls();
-        for (attempt, limit) in limits.enumerate() {
+        let mut steered: Option<Vec<usize>> = None;
+        for (attempt, limit) in limits.enumerate().skip(usize::from(skip_first)) {
             if self.expired() {
                 break;
             }
             let steering = if attempt > 0 && self.projection.len() < self.cnf.num_vars() {
-                Steering::Only(&self.projection)
+                Steering::Only(steered.get_or_insert_with(|| self.steered_variables(seed)))
             } else {
                 Steering::All
             };
-            match session.solve(&[], preferred, steering, limit) {
+            let answer = session.solve(&[], preferred, steering, limit);
+            if let Some(record) = full_steering.as_mut().filter(|_| attempt == 0) {
+                record.record(matches!(answer, Answer::Unknown(_)));
+            }
+            match answer {
                 Answer::Model(test) => {
                     return Ok(Self::solved(test, calls_since(session, calls_before)))
                 }
@@ -265,6 +316,19 @@ impl<'a> Completer<'a> {
         }
         Err(Failure::Unknown(why))
     }
+
+    /// The independent support and, drawn under `seed`, one in
+    /// `STEERED_SHARE_OUTSIDE_SUPPORT` of the other variables.
+    fn steered_variables(&self, seed: u64) -> Vec<usize> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut steered = self.projection.clone();
+        steered.extend(
+            (0..self.cnf.num_vars()).filter(|&v| {
+                !self.in_support[v] && rng.gen_ratio(1, STEERED_SHARE_OUTSIDE_SUPPORT)
+            }),
+        );
+        steered
+    }
 }
 
 #[cfg(test)]
@@ -273,6 +337,7 @@ mod tests {
     use super::super::Route;
     use super::*;
     use crate::budget::Budget;
+    use crate::formula::Cnf;
     use crate::oracle::Splr;
     use crate::verify::Checker;
 
@@ -427,9 +492,10 @@ mod tests {
     }
 
     /// A fresh solution's phases steer every variable at first; once that search gives up,
-    /// only the independent support (where the formula names one).
+    /// only the independent support and a share of the others (where the formula names a
+    /// support).
     #[test]
-    fn a_fresh_solution_that_gives_up_is_steered_on_the_support_alone() {
+    fn a_fresh_solution_that_gives_up_is_steered_on_the_support_and_a_share() {
         for support in [vec![], vec![1, 4]] {
             let mut cnf = chain();
             cnf.set_independent_support(support.clone());
@@ -441,17 +507,116 @@ mod tests {
             };
             let preferred = Assignment::from_bit_string("01011").unwrap();
             let done = completer
-                .fresh_in_session(&mut session, &preferred)
+                .fresh_in_session(&mut session, &preferred, 7, None)
                 .unwrap();
             assert_eq!(done.test.to_bit_string(), "11100");
             assert_eq!(done.solver_calls, 2);
-            let expected = if support.is_empty() {
-                None
-            } else {
-                Some(vec![0, 3])
-            };
+            let expected = (!support.is_empty()).then(|| completer.steered_variables(7));
             assert_eq!(session.steered, vec![None, expected]);
         }
+    }
+
+    /// The variables a support-steered search steers: the support, and about one in
+    /// `STEERED_SHARE_OUTSIDE_SUPPORT` of the others, the same for the same seed.
+    #[test]
+    fn a_steered_search_steers_the_support_and_a_share_drawn_by_the_seed() {
+        let mut cnf = Cnf::from_clauses(5_000, &[vec![1, 2]]);
+        let support: Vec<u32> = (101..=110).collect();
+        cnf.set_independent_support(support);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let steered = completer.steered_variables(1);
+        assert_eq!(steered[..10], (100..110).collect::<Vec<_>>());
+        let others = &steered[10..];
+        assert!(others.iter().all(|&v| !(100..110).contains(&v)));
+        let expected = 4_990 / STEERED_SHARE_OUTSIDE_SUPPORT as usize;
+        assert!(
+            (expected / 2..expected * 2).contains(&others.len()),
+            "{} steered outside the support",
+            others.len()
+        );
+        assert_eq!(completer.steered_variables(1), steered);
+        assert_ne!(completer.steered_variables(2), steered);
+    }
+
+    /// A session that gives up whenever every variable is steered, and answers `model`
+    /// otherwise, noting how each query was steered.
+    struct GivesUpWhenFullySteered {
+        model: Assignment,
+        fully_steered: Vec<bool>,
+    }
+
+    impl Session for GivesUpWhenFullySteered {
+        fn solver_calls(&self) -> u64 {
+            self.fully_steered.len() as u64
+        }
+
+        fn open_variables(&self) -> usize {
+            self.model.len()
+        }
+
+        fn solve(
+            &mut self,
+            _: &[Lit],
+            _: &Assignment,
+            steering: Steering,
+            _: Option<u32>,
+        ) -> Answer {
+            let all = matches!(steering, Steering::All);
+            self.fully_steered.push(all);
+            if all {
+                Answer::Unknown("conflict limit".into())
+            } else {
+                Answer::Model(self.model.clone())
+            }
+        }
+    }
+
+    /// A repair that falls back to a fresh solution tries the search steered on every
+    /// variable first until 8 of its lane's last 32 such searches gave up; from then on
+    /// it goes straight to the support-steered one.
+    #[test]
+    fn a_fallback_skips_the_fully_steered_search_where_it_often_gives_up() {
+        let mut cnf = chain();
+        cnf.set_independent_support(vec![1, 4]);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let model = Assignment::from_bit_string("11100").unwrap();
+        let mut lane = Lane::new(Box::new(GivesUpWhenFullySteered {
+            model: model.clone(),
+            fully_steered: Vec::new(),
+        }));
+        let (candidate, _) = invalid_candidate_keeping_x1();
+        for repair in 0..10 {
+            let before = lane.session.solver_calls();
+            let done = completer
+                .repair_in_session(&mut lane, &candidate, Vec::new(), repair)
+                .unwrap();
+            assert_eq!((done.test.clone(), done.fresh), (model.clone(), true));
+            // The repair's own query, then the fallback's searches.
+            let expected = if repair < 8 { 3 } else { 2 };
+            assert_eq!(
+                lane.session.solver_calls() - before,
+                expected,
+                "repair {repair}"
+            );
+        }
+        assert!(!lane.fallback.worth_trying());
+    }
+
+    /// The record of fully steered searches stops once 8 of the last 32 gave up, and stays
+    /// stopped.
+    #[test]
+    fn the_fully_steered_search_stops_after_a_quarter_of_searches_give_up() {
+        let mut record = FullSteering::default();
+        for search in 0..32 {
+            assert!(record.worth_trying());
+            record.record(search % 5 == 4);
+        }
+        assert!(record.worth_trying(), "6 of 32");
+        record.record(true);
+        record.record(true);
+        assert!(!record.worth_trying());
     }
 
     /// A lane's first fresh solution comes from its session; the next ones from greedy
@@ -542,16 +707,11 @@ mod tests {
         let cnf = chain();
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
-        let mut session = Cadical.open(&cnf, Budget::unlimited()).unwrap();
+        let mut lane = Lane::new(Cadical.open(&cnf, Budget::unlimited()).unwrap());
         let candidate = Assignment::from_bit_string("10010").unwrap();
         let mut repair = || {
             completer
-                .repair_in_session(
-                    session.as_mut(),
-                    &mut RepairLimit::default(),
-                    &candidate,
-                    vec![1, 4],
-                )
+                .repair_in_session(&mut lane, &candidate, vec![1, 4], 0)
                 .unwrap()
         };
         let first = repair();

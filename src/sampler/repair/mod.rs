@@ -82,7 +82,7 @@ pub struct Completer<'a> {
     oracle: &'a dyn Oracle,
     pub(super) projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
-    in_support: Vec<bool>,
+    pub(super) in_support: Vec<bool>,
     /// The order greedy completion decides variables in: the independent support first, then
     /// the rest by index. The support determines the rest, which propagation then sets; a
     /// dependent variable decided first by its preferred value could overrule the support's
@@ -167,7 +167,7 @@ impl<'a> Completer<'a> {
         // where the session has settled much of the formula, or propagation mostly fails,
         // the session gets the random phases directly.
         if let Some(lane) = lane {
-            return self.fresh_in_lane(prop, lane, &preferred);
+            return self.fresh_in_lane(prop, lane, &preferred, rng.gen());
         }
         let prop = prop.get_or_insert_with(|| self.propagator());
         let cube: Vec<Lit> = self
@@ -251,7 +251,7 @@ impl<'a> Completer<'a> {
         }
         kept.shuffle(&mut rng);
         if let Some(lane) = lane {
-            return self.repair_in_lane(prop, lane, kept, candidate);
+            return self.repair_in_lane(prop, lane, kept, candidate, rng.gen());
         }
         let (mut solver_calls, mut halvings) = (0, 0);
         // The last attempt keeps no bit but still prefers the candidate's values.
