@@ -1,10 +1,12 @@
 //! The Snap sampler, Fig. 2 of the paper, a file a step: `initial` solutions (step 1), the
-//! weighted [`deltas`] pool (step 2), [`kmeans`] centroids (step 3a), [`candidates`]
+//! weighted [`deltas`] pool (step 2), [`kmeans`] centroids (step 3a) on the `columns` where
+//! the round's samples differ, [`candidates`]
 //! `c ⊕ (δi ∨ δj)` for the workforce to check and repair (step 3b), one `round` of steps 2–3,
 //! and the `stop` rule on the suite's NCD (step 4). This file holds the parameters and the
 //! loop that ties the steps together.
 
 pub mod candidates;
+mod columns;
 pub mod deltas;
 mod initial;
 pub mod kmeans;
