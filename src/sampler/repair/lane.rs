@@ -107,9 +107,10 @@ impl RepairLimit {
 /// every variable by the candidate, or goes straight to one steered on the independent
 /// support. The first finds a test far from the session's last model, where it finds one;
 /// but where repairs rarely keep a bit, the candidate's phases are as far from any model: on
-/// parity.sk_11_11 it hit its conflict limit in 656 of 1,220 searches, 42 ms each and 28 s
-/// of a 60-s run. Lanes where 8 of the last 32 did go straight to the support-steered search
-/// from then on: 1.5-1.6x the tests in 60 s there (`results/README.md`, session 33).
+/// parity.sk_11_11 fresh solutions' first searches hit their conflict limit 656 times in
+/// 1,220, 42 ms each and 28 s of a 60-s run. Lanes where 8 of the last 32 did go straight
+/// to the support-steered search from then on: 1.5-1.6x the tests in 60 s there
+/// (`results/README.md`, session 33).
 /// Counts, not times, decide, so the suite stays a function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct FullSteering {
