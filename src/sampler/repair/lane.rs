@@ -81,21 +81,35 @@ impl<'a> Lane<'a> {
 /// lanes keep it. Counts, not times, decide, so the suite stays a function of the seed and the
 /// lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct RepairLimit {
-    /// One bit a query, the latest lowest: set where it hit the limit.
-    recent: u32,
-}
+struct RepairLimit(RecentHits);
 
 impl RepairLimit {
-    /// Hits among the last 32 queries from which the lower limit applies: one in four.
-    const HITS_TO_LOWER: u32 = 8;
-
     fn conflicts(&self) -> u32 {
-        if self.recent.count_ones() >= Self::HITS_TO_LOWER {
+        if self.0.often() {
             HARD_REPAIR_CONFLICTS
         } else {
             REPAIR_CONFLICTS
         }
+    }
+
+    fn record(&mut self, hit_the_limit: bool) {
+        self.0.record(hit_the_limit);
+    }
+}
+
+/// Which of a lane's last 32 searches of a kind hit their conflict limit.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct RecentHits {
+    /// One bit a search, the latest lowest: set where it hit the limit.
+    recent: u32,
+}
+
+impl RecentHits {
+    /// Hits among the last 32 from which they are often: one in four.
+    const OFTEN: u32 = 8;
+
+    fn often(&self) -> bool {
+        self.recent.count_ones() >= Self::OFTEN
     }
 
     fn record(&mut self, hit_the_limit: bool) {
@@ -110,25 +124,19 @@ impl RepairLimit {
 /// parity.sk_11_11 fresh solutions' first searches hit their conflict limit 656 times in
 /// 1,220, 42 ms each and 28 s of a 60-s run. Lanes where 8 of the last 32 did go straight
 /// to the support-steered search from then on: 1.5-1.6x the tests in 60 s there
-/// (`results/README.md`, session 33).
-/// Counts, not times, decide, so the suite stays a function of the seed and the lanes.
+/// (`results/README.md`, session 33). Counts, not times, decide, so the suite stays a
+/// function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct FullSteering {
-    /// One bit a search, the latest lowest: set where it hit the limit.
-    recent: u32,
-}
+struct FullSteering(RecentHits);
 
 impl FullSteering {
-    /// Hits among the last 32 searches from which it stops: one in four.
-    const HITS_TO_STOP: u32 = 8;
-
     /// Stops for good: a search not made records nothing.
     fn worth_trying(&self) -> bool {
-        self.recent.count_ones() < Self::HITS_TO_STOP
+        !self.0.often()
     }
 
     fn record(&mut self, hit_the_limit: bool) {
-        self.recent = (self.recent << 1) | u32::from(hit_the_limit);
+        self.0.record(hit_the_limit);
     }
 }
 
@@ -342,14 +350,33 @@ mod tests {
     use crate::oracle::Splr;
     use crate::verify::Checker;
 
-    /// A session that gives up on its first query and then answers `model`, noting how each
-    /// query was steered.
-    struct GivesUpOnce {
-        model: Assignment,
-        steered: Vec<Option<Vec<usize>>>,
+    /// When a [`GivesUp`] session gives up.
+    enum Giving {
+        /// On its first query only.
+        OnTheFirstQuery,
+        /// Whenever every variable is steered.
+        WhenFullySteered,
     }
 
-    impl Session for GivesUpOnce {
+    /// A session that gives up as `giving` says and answers `model` otherwise, noting how
+    /// each query was steered.
+    struct GivesUp {
+        model: Assignment,
+        steered: Vec<Option<Vec<usize>>>,
+        giving: Giving,
+    }
+
+    impl GivesUp {
+        fn new(model: &str, giving: Giving) -> Self {
+            GivesUp {
+                model: Assignment::from_bit_string(model).unwrap(),
+                steered: Vec::new(),
+                giving,
+            }
+        }
+    }
+
+    impl Session for GivesUp {
         fn solver_calls(&self) -> u64 {
             self.steered.len() as u64
         }
@@ -365,11 +392,16 @@ mod tests {
             steering: Steering,
             _: Option<u32>,
         ) -> Answer {
-            self.steered.push(match steering {
+            let steered = match steering {
                 Steering::All => None,
                 Steering::Only(vars) => Some(vars.to_vec()),
-            });
-            if self.steered.len() == 1 {
+            };
+            let gives_up = match self.giving {
+                Giving::OnTheFirstQuery => self.steered.is_empty(),
+                Giving::WhenFullySteered => steered.is_none(),
+            };
+            self.steered.push(steered);
+            if gives_up {
                 Answer::Unknown("conflict limit".into())
             } else {
                 Answer::Model(self.model.clone())
@@ -502,10 +534,7 @@ mod tests {
             cnf.set_independent_support(support.clone());
             let checker = Checker::new(&cnf);
             let completer = Completer::new(&checker, &Splr, Budget::unlimited());
-            let mut session = GivesUpOnce {
-                model: Assignment::from_bit_string("11100").unwrap(),
-                steered: Vec::new(),
-            };
+            let mut session = GivesUp::new("11100", Giving::OnTheFirstQuery);
             let preferred = Assignment::from_bit_string("01011").unwrap();
             let done = completer
                 .fresh_in_session(&mut session, &preferred, 7, None)
@@ -540,39 +569,6 @@ mod tests {
         assert_ne!(completer.steered_variables(2), steered);
     }
 
-    /// A session that gives up whenever every variable is steered, and answers `model`
-    /// otherwise, noting how each query was steered.
-    struct GivesUpWhenFullySteered {
-        model: Assignment,
-        fully_steered: Vec<bool>,
-    }
-
-    impl Session for GivesUpWhenFullySteered {
-        fn solver_calls(&self) -> u64 {
-            self.fully_steered.len() as u64
-        }
-
-        fn open_variables(&self) -> usize {
-            self.model.len()
-        }
-
-        fn solve(
-            &mut self,
-            _: &[Lit],
-            _: &Assignment,
-            steering: Steering,
-            _: Option<u32>,
-        ) -> Answer {
-            let all = matches!(steering, Steering::All);
-            self.fully_steered.push(all);
-            if all {
-                Answer::Unknown("conflict limit".into())
-            } else {
-                Answer::Model(self.model.clone())
-            }
-        }
-    }
-
     /// A repair that falls back to a fresh solution tries the search steered on every
     /// variable first until 8 of its lane's last 32 such searches gave up; from then on
     /// it goes straight to the support-steered one.
@@ -583,10 +579,7 @@ mod tests {
         let checker = Checker::new(&cnf);
         let completer = Completer::new(&checker, &Splr, Budget::unlimited());
         let model = Assignment::from_bit_string("11100").unwrap();
-        let mut lane = Lane::new(Box::new(GivesUpWhenFullySteered {
-            model: model.clone(),
-            fully_steered: Vec::new(),
-        }));
+        let mut lane = Lane::new(Box::new(GivesUp::new("11100", Giving::WhenFullySteered)));
         let (candidate, _) = invalid_candidate_keeping_x1();
         for repair in 0..10 {
             let before = lane.session.solver_calls();
