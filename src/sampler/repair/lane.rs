@@ -41,7 +41,8 @@ const MAX_SESSION_ATTEMPTS: usize = 8;
 /// support, when a fresh solution's search is steered on the support: the others follow the
 /// session's last model, which alone mostly brings that model back (on parity.sk_11_11, 54%
 /// of such searches repeated a test). One in 10 found as many tests, but the first 500 of
-/// them covered fewer pairs of support values on 2 of 3 seeds (`results/README.md`, session 33).
+/// them covered fewer pairs of support values on 2 of 3 seeds (`results/README.md`,
+/// session 33).
 const STEERED_SHARE_OUTSIDE_SUPPORT: u32 = 50;
 
 /// Queries of `session` that reached its solver since it had made `before`.
@@ -49,8 +50,8 @@ fn calls_since(session: &dyn Session, before: u64) -> u32 {
     u32::try_from(session.solver_calls() - before).unwrap_or(u32::MAX)
 }
 
-/// A solver lane: its session, and how propagation has fared as the first try at its
-/// repairs and fresh solutions.
+/// A solver lane: its session, and the records of how its searches have fared that choose
+/// the next ones (propagation first or not, the repair limit, the fallback's first search).
 pub struct Lane<'a> {
     /// The lane's session, kept across rounds.
     pub session: Box<dyn Session + 'a>,
