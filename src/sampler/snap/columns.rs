@@ -35,21 +35,12 @@ impl Varying {
                 *d |= a ^ b;
             }
         }
-        let count: usize = differing.iter().map(|w| w.count_ones() as usize).sum();
-        if count * NARROWING_SHARE > first.len() {
+        let differing = Assignment::from_words(differing, first.len());
+        if differing.count_ones() * NARROWING_SHARE > first.len() {
             return None;
         }
-        let columns = differing
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &word)| {
-                (0..64)
-                    .filter(move |b| word >> b & 1 == 1)
-                    .map(move |b| 64 * w + b)
-            })
-            .collect();
         Some(Varying {
-            columns,
+            columns: differing.ones().collect(),
             template: first.clone(),
         })
     }
