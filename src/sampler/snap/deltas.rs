@@ -118,8 +118,9 @@ const NONE: u32 = u32::MAX;
 
 /// The words where some sample differs from the first: every delta is zero elsewhere, so
 /// hashing, comparing and ordering deltas need only these (a round's samples of 70.sk_3_40
-/// differ in 18 of its 73 words). The samples are read in place: a copy of those words was
-/// fresh memory each round, 0.2 ms of page faults on s38417_3_2, where most words differ.
+/// differ in 18 of its 73 words). The samples are read in place: copying those words into
+/// fresh rows each round made s38417_3_2's pool slower (0.48 → 0.71 ms), most of its words
+/// differing.
 struct Rows<'s> {
     samples: &'s [&'s Assignment],
     differing: Vec<usize>,
@@ -128,8 +129,7 @@ struct Rows<'s> {
 impl<'s> Rows<'s> {
     fn of(samples: &'s [&'s Assignment]) -> Self {
         let mut differences = vec![0u64; samples.first().map_or(0, |s| s.words().len())];
-        // Sample by sample, as they lie in memory: word by word across the samples was a
-        // cache miss a load on wide formulas.
+        // Sample by sample, as they lie in memory, not word by word across the samples.
         if let Some(first) = samples.first() {
             for sample in samples {
                 for ((d, w), f) in differences
@@ -180,12 +180,11 @@ impl<'s> Rows<'s> {
         entries.sort_by_key(|&e| std::cmp::Reverse(counts[e]));
         for same_count in entries.chunk_by(|&x, &y| counts[x] == counts[y]) {
             keys.clear();
-            keys.extend(same_count.iter().map(|&e| {
-                let lead = self.lead(pairs[e]);
-                // A later first word is a smaller delta, so it sorts first.
-                let depth = u32::MAX - lead.at.0 as u32;
-                (u128::from(depth) << 96) | (u128::from(lead.word) << 32) | e as u128
-            }));
+            keys.extend(
+                same_count
+                    .iter()
+                    .map(|&e| self.lead(pairs[e]).key() << 32 | e as u128),
+            );
             keys.sort_unstable();
             for same_lead in keys.chunk_by(|x, y| x >> 32 == y >> 32) {
                 let first = order.len();
@@ -205,22 +204,25 @@ impl<'s> Rows<'s> {
             .enumerate()
             .find(|&(_, w)| w != 0)
             .unwrap_or((self.differing.len(), 0));
-        Lead {
-            at: std::cmp::Reverse(at),
-            word,
-        }
+        Lead { at, word }
     }
 }
 
-/// A delta's first non-zero word and where it is (among the words where samples differ),
-/// ordered as the deltas are (word by word, as numbers): a delta whose first non-zero word
-/// comes earlier is the larger; at the same place the word decides, and equal leads leave the
-/// rest of the words to decide.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+/// A delta's first non-zero word and where it is (among the words where samples differ).
 struct Lead {
-    /// Reversed: an earlier non-zero word is a larger delta.
-    at: std::cmp::Reverse<usize>,
+    at: usize,
     word: u64,
+}
+
+impl Lead {
+    /// A number ordered as the deltas are (word by word, as numbers) wherever two leads
+    /// differ: a delta whose first non-zero word comes earlier is the larger; at the same
+    /// place the word decides; equal leads leave the rest of the words to decide. 96 bits.
+    fn key(&self) -> u128 {
+        // A later first word is a smaller delta.
+        let depth = u32::MAX - u32::try_from(self.at).expect("fewer than 2^32 words");
+        u128::from(depth) << 64 | u128::from(self.word)
+    }
 }
 
 /// A hash of bit vectors with `hash(a ⊕ b) = hash(a) ⊕ hash(b)`: each word goes through a
@@ -339,14 +341,14 @@ mod tests {
             .collect();
         let mut depths = std::collections::HashSet::new();
         for &x in &pairs {
-            let lead = rows.lead(x);
-            depths.insert(lead.at);
+            let lead = rows.lead(x).key();
+            depths.insert(rows.lead(x).at);
             for &y in &pairs {
                 let (dx, dy) = (
                     refs[x.0 as usize].xor(refs[x.1 as usize]),
                     refs[y.0 as usize].xor(refs[y.1 as usize]),
                 );
-                let by_lead = lead.cmp(&rows.lead(y));
+                let by_lead = lead.cmp(&rows.lead(y).key());
                 if by_lead.is_ne() {
                     assert_eq!(by_lead, dx.cmp(&dy), "{x:?} against {y:?}");
                 }
