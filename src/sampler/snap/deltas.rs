@@ -23,12 +23,12 @@ pub struct DeltaPool<'s> {
 impl<'s> DeltaPool<'s> {
     /// Deltas of all pairs of samples; pairs of equal samples give no delta.
     pub fn from_samples(samples: &'s [&'s Assignment]) -> Self {
-        let rows = Rows::of(samples);
+        let differing = DifferingWords::of(samples);
         // A hash that is linear in XOR, so a pair's delta hashes without being formed; equal
         // hashes are told apart by comparing the deltas word by word.
         let hasher = XorLinearHash::new();
         let hashes: Vec<u64> = (0..samples.len())
-            .map(|i| hasher.hash(rows.row(i)))
+            .map(|i| hasher.hash(differing.words_of(i)))
             .collect();
         let pairs_count = samples.len() * samples.len().saturating_sub(1) / 2;
         // Per hash, the first distinct delta with it; `next` chains the others.
@@ -42,12 +42,12 @@ impl<'s> DeltaPool<'s> {
         for i in 0..samples.len() as u32 {
             for j in i + 1..samples.len() as u32 {
                 let hash = hashes[i as usize] ^ hashes[j as usize];
-                if hash == 0 && rows.same(i as usize, j as usize) {
+                if hash == 0 && differing.same(i as usize, j as usize) {
                     continue;
                 }
                 let mut entry = first.get(&hash).copied();
                 while let Some(e) = entry {
-                    if rows.delta_cmp(pairs[e as usize], (i, j)).is_eq() {
+                    if differing.delta_cmp(pairs[e as usize], (i, j)).is_eq() {
                         break;
                     }
                     entry = (next[e as usize] != NONE).then_some(next[e as usize]);
@@ -63,7 +63,7 @@ impl<'s> DeltaPool<'s> {
                 }
             }
         }
-        let order = rows.order(&pairs, &counts);
+        let order = differing.order(&pairs, &counts);
         let pairs: Vec<(u32, u32)> = order.iter().map(|&e| pairs[e]).collect();
         let counts: Vec<u64> = order.iter().map(|&e| counts[e]).collect();
         let cumulative = counts
@@ -121,12 +121,13 @@ const NONE: u32 = u32::MAX;
 /// differ in 18 of its 73 words). The samples are read in place: copying those words into
 /// fresh rows each round made s38417_3_2's pool slower (0.48 → 0.71 ms), most of its words
 /// differing.
-struct Rows<'s> {
+struct DifferingWords<'s> {
     samples: &'s [&'s Assignment],
-    differing: Vec<usize>,
+    /// Where they differ: indices into every sample's words.
+    positions: Vec<usize>,
 }
 
-impl<'s> Rows<'s> {
+impl<'s> DifferingWords<'s> {
     fn of(samples: &'s [&'s Assignment]) -> Self {
         let mut differences = vec![0u64; samples.first().map_or(0, |s| s.words().len())];
         // Sample by sample, as they lie in memory, not word by word across the samples.
@@ -141,28 +142,28 @@ impl<'s> Rows<'s> {
                 }
             }
         }
-        let differing = (0..differences.len())
+        let positions = (0..differences.len())
             .filter(|&k| differences[k] != 0)
             .collect();
-        Rows { samples, differing }
+        DifferingWords { samples, positions }
     }
 
     /// Sample `sample`'s words where the samples differ.
-    fn row(&self, sample: usize) -> impl Iterator<Item = u64> + '_ {
+    fn words_of(&self, sample: usize) -> impl Iterator<Item = u64> + '_ {
         let words = self.samples[sample].words();
-        self.differing.iter().map(move |&k| words[k])
+        self.positions.iter().map(move |&k| words[k])
     }
 
     /// Whether two samples are equal.
     fn same(&self, a: usize, b: usize) -> bool {
-        self.row(a).eq(self.row(b))
+        self.words_of(a).eq(self.words_of(b))
     }
 
     /// The order of two pairs' deltas as `Assignment`s order (word by word, as numbers).
     fn delta_cmp(&self, (a, b): (u32, u32), (c, d): (u32, u32)) -> Ordering {
-        let row = |i: u32| self.row(i as usize);
-        (row(a).zip(row(b)))
-            .zip(row(c).zip(row(d)))
+        let words = |i: u32| self.words_of(i as usize);
+        (words(a).zip(words(b)))
+            .zip(words(c).zip(words(d)))
             .map(|((a, b), (c, d))| (a ^ b).cmp(&(c ^ d)))
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
@@ -199,11 +200,11 @@ impl<'s> Rows<'s> {
 
     /// A pair's delta's lead.
     fn lead(&self, (a, b): (u32, u32)) -> Lead {
-        let (at, word) = (self.row(a as usize).zip(self.row(b as usize)))
+        let (at, word) = (self.words_of(a as usize).zip(self.words_of(b as usize)))
             .map(|(a, b)| a ^ b)
             .enumerate()
             .find(|&(_, w)| w != 0)
-            .unwrap_or((self.differing.len(), 0));
+            .unwrap_or((self.positions.len(), 0));
         Lead { at, word }
     }
 }
@@ -335,24 +336,24 @@ mod tests {
             })
             .collect();
         let refs: Vec<&Assignment> = samples.iter().collect();
-        let rows = Rows::of(&refs);
+        let differing = DifferingWords::of(&refs);
         let pairs: Vec<(u32, u32)> = (0..24u32)
             .flat_map(|i| (i + 1..24).map(move |j| (i, j)))
             .collect();
         let mut depths = std::collections::HashSet::new();
         for &x in &pairs {
-            let lead = rows.lead(x).key();
-            depths.insert(rows.lead(x).at);
+            let lead = differing.lead(x).key();
+            depths.insert(differing.lead(x).at);
             for &y in &pairs {
                 let (dx, dy) = (
                     refs[x.0 as usize].xor(refs[x.1 as usize]),
                     refs[y.0 as usize].xor(refs[y.1 as usize]),
                 );
-                let by_lead = lead.cmp(&rows.lead(y).key());
+                let by_lead = lead.cmp(&differing.lead(y).key());
                 if by_lead.is_ne() {
                     assert_eq!(by_lead, dx.cmp(&dy), "{x:?} against {y:?}");
                 }
-                assert_eq!(rows.delta_cmp(x, y), dx.cmp(&dy));
+                assert_eq!(differing.delta_cmp(x, y), dx.cmp(&dy));
             }
         }
         assert!(
