@@ -2,10 +2,25 @@
 //! per-bit medians are the same on them alone, and elsewhere every centroid takes the
 //! samples' common value. On some sketches they are a few percent of the variables (114 of
 //! 4,670 across 100 samples of 70.sk_3_40), and clustering on them took k-means from 0.70 to
-//! 0.13 ms a round of the coordinator's (medians of 7). The delta pool gained nothing from
-//! them: it hashes each sample once and then works on pairs of hashes.
+//! 0.13 ms a round of the coordinator's (medians of 7). The delta pool works on the words
+//! that hold them ([`differing_words`]).
 
 use crate::assignment::Assignment;
+
+/// Per word of the samples, the bits where some sample differs from the first (all zero for
+/// no samples), found sample by sample, as the samples lie in memory.
+pub(super) fn differing_words(samples: &[&Assignment]) -> Vec<u64> {
+    let Some(&first) = samples.first() else {
+        return Vec::new();
+    };
+    let mut differing = vec![0u64; first.words().len()];
+    for sample in &samples[1..] {
+        for ((d, a), b) in differing.iter_mut().zip(first.words()).zip(sample.words()) {
+            *d |= a ^ b;
+        }
+    }
+    differing
+}
 
 /// Narrowing pays where at most one variable in this many differs: it costs a step a sample
 /// and differing variable, and LoginService2.sk_23_36's samples (44% of its variables
@@ -29,13 +44,7 @@ impl Varying {
                 template: Assignment::zeros(0),
             });
         };
-        let mut differing = vec![0u64; first.words().len()];
-        for sample in &samples[1..] {
-            for ((d, a), b) in differing.iter_mut().zip(first.words()).zip(sample.words()) {
-                *d |= a ^ b;
-            }
-        }
-        let differing = Assignment::from_words(differing, first.len());
+        let differing = Assignment::from_words(differing_words(samples), first.len());
         if differing.count_ones() * NARROWING_SHARE > first.len() {
             return None;
         }

@@ -1,6 +1,7 @@
 //! The delta pool (steps 2a–2b): XOR differences of valid samples, identical ones merged and
 //! weighted by how often they occur, since a repeated delta is more likely to keep a test valid.
 
+use super::columns::differing_words;
 use crate::assignment::{Assignment, BuildWordHasher};
 use rand::Rng;
 use std::cmp::Ordering;
@@ -129,21 +130,9 @@ struct DifferingWords<'s> {
 
 impl<'s> DifferingWords<'s> {
     fn of(samples: &'s [&'s Assignment]) -> Self {
-        let mut differences = vec![0u64; samples.first().map_or(0, |s| s.words().len())];
-        // Sample by sample, as they lie in memory, not word by word across the samples.
-        if let Some(first) = samples.first() {
-            for sample in samples {
-                for ((d, w), f) in differences
-                    .iter_mut()
-                    .zip(sample.words())
-                    .zip(first.words())
-                {
-                    *d |= w ^ f;
-                }
-            }
-        }
-        let positions = (0..differences.len())
-            .filter(|&k| differences[k] != 0)
+        let positions = (differing_words(samples).iter().enumerate())
+            .filter(|&(_, &d)| d != 0)
+            .map(|(k, _)| k)
             .collect();
         DifferingWords { samples, positions }
     }
