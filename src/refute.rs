@@ -1,15 +1,17 @@
-//! A small conflict-driven search that proves literals contradict a formula, loaded once and
-//! asked many times.
+//! A small conflict-driven search, loaded once and asked many times: it proves literals
+//! contradict a formula, and (`--solver native`) finds models near given phases.
 //!
 //! A splr repair fixes its kept bits and asks splr, rebuilt for the call, for a model; most of
 //! those calls on the slow case studies prove the kept bits contradictory instead. Traced on
 //! isolateRightmost.sk_7_481 (seed 1), 1,238 such refutations took 11 ms of splr's search
 //! each (median), yet needed only 73 conflicts (median): the time goes to building and
 //! preprocessing, not to the proof. This search keeps its formula and what it learned across
-//! calls, takes the kept bits as assumptions, and gives up after a few hundred conflicts. It
-//! only refutes: a repair whose kept bits it cannot refute asks splr as before, so the tests
-//! are the same whether it runs or not.
+//! calls, takes the kept bits as assumptions, and gives up after a few hundred conflicts.
+//! Under `--solver splr` it only refutes: a repair whose kept bits it cannot refute asks splr
+//! as before, so the tests are the same whether it runs or not. Under `--solver native` it is
+//! a lane's session (`crate::oracle::native`), and its models are the answers.
 
+use crate::assignment::Assignment;
 use crate::formula::{literal_index, var_index, Cnf, Lit};
 use crate::propagate::{keep_unvisited, visit_clause, DistinctLiterals, Visited, Watch};
 
@@ -20,6 +22,18 @@ const NO_REASON: u32 = u32::MAX;
 const MAX_LEARNED: usize = 20_000;
 /// Activity above which every activity is scaled down.
 const RESCALE: f64 = 1e100;
+
+/// What a search under assumptions found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A model of the formula with every assumption true.
+    Model(Assignment),
+    /// The assumptions contradict the formula: these failed together (empty when the formula
+    /// itself is contradictory).
+    Refuted(Vec<Lit>),
+    /// The conflict limit, or `give_up`, ended the search.
+    GaveUp,
+}
 
 /// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
 /// ordered decisions, saved phases), answering whether assumptions contradict it.
@@ -313,19 +327,34 @@ impl Refuter {
         max_conflicts: u32,
         give_up: &dyn Fn() -> bool,
     ) -> bool {
+        matches!(
+            self.search(assumptions, max_conflicts, give_up),
+            Found::Refuted(_)
+        )
+    }
+
+    /// A model with every literal of `assumptions` true, deciding free variables by their
+    /// saved phases ([`Refuter::set_phase`]); or the assumptions that fail together; or
+    /// nothing, after `max_conflicts` conflicts or when `give_up` says so.
+    pub fn search(
+        &mut self,
+        assumptions: &[Lit],
+        max_conflicts: u32,
+        give_up: &dyn Fn() -> bool,
+    ) -> Found {
         self.backtrack(0);
         if self.contradictory {
-            return true;
+            return Found::Refuted(Vec::new());
         }
         if self.clause_count() - self.original > self.max_learned {
             self.forget_learned();
         }
         let (mut conflicts, mut decisions) = (0, 0u64);
-        let refuted = loop {
+        let found = loop {
             if let Some(conflict) = self.propagate() {
                 if self.decision_level() == 0 {
                     self.contradictory = true;
-                    break true;
+                    break Found::Refuted(Vec::new());
                 }
                 conflicts += 1;
                 let (learned, back_to) = self.analyze(conflict);
@@ -338,7 +367,7 @@ impl Refuter {
                 }
                 self.bump /= 0.95;
                 if conflicts >= max_conflicts || (conflicts % 16 == 0 && give_up()) {
-                    break false;
+                    break Found::GaveUp;
                 }
                 continue;
             }
@@ -346,7 +375,7 @@ impl Refuter {
             if level < assumptions.len() {
                 let lit = assumptions[level];
                 match self.literal_value(lit) {
-                    Some(false) => break true,
+                    Some(false) => break Found::Refuted(self.failed_assumptions(lit)),
                     Some(true) => self.levels.push(self.trail.len()),
                     None => {
                         self.levels.push(self.trail.len());
@@ -357,10 +386,10 @@ impl Refuter {
             }
             decisions += 1;
             if decisions % 4096 == 0 && give_up() {
-                break false;
+                break Found::GaveUp;
             }
             let Some(v) = self.next_decision() else {
-                break false;
+                break Found::Model(self.model());
             };
             self.levels.push(self.trail.len());
             let lit = if self.saved_phase[v] {
@@ -371,7 +400,64 @@ impl Refuter {
             self.enqueue(lit, NO_REASON);
         };
         self.backtrack(0);
-        refuted
+        found
+    }
+
+    /// The value free variable `v` (from 0) is decided first with, until the search's own
+    /// saved phase replaces it.
+    pub fn set_phase(&mut self, v: usize, value: bool) {
+        self.saved_phase[v] = value;
+    }
+
+    /// Variables no value at the root fixes (after a search, which ends there).
+    pub fn open_variables(&self) -> usize {
+        let root = self.levels.first().copied().unwrap_or(self.trail.len());
+        self.activity.len() - root
+    }
+
+    /// Every variable's value, all of them assigned.
+    fn model(&self) -> Assignment {
+        let mut model = Assignment::zeros(self.activity.len());
+        for &lit in &self.trail {
+            if lit > 0 {
+                model.set(var_index(lit), true);
+            }
+        }
+        model
+    }
+
+    /// The assumptions behind assumption `falsified` being false: those on the trail its
+    /// negation was implied from (the assumptions are the trail's only decisions yet), and
+    /// itself.
+    fn failed_assumptions(&mut self, falsified: Lit) -> Vec<Lit> {
+        let mut failed = vec![falsified];
+        let v = var_index(falsified);
+        if self.level[v] == 0 {
+            return failed;
+        }
+        self.seen[v] = true;
+        let start = self.levels[0];
+        for i in (start..self.trail.len()).rev() {
+            let lit = self.trail[i];
+            let u = var_index(lit);
+            if !self.seen[u] {
+                continue;
+            }
+            self.seen[u] = false;
+            let reason = self.reason[u];
+            if reason == NO_REASON {
+                failed.push(lit);
+                continue;
+            }
+            let range = self.clause(reason);
+            for k in range.start + 1..range.end {
+                let w = var_index(self.literals[k]);
+                if self.level[w] > 0 {
+                    self.seen[w] = true;
+                }
+            }
+        }
+        failed
     }
 
     fn next_decision(&mut self) -> Option<usize> {
@@ -488,6 +574,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn models_follow_the_phases_where_the_formula_lets_them() {
+        // x1 ∨ x2 and x3 free: any phases give a model, and with no conflict the one they give.
+        let cnf = Cnf::from_clauses(3, &[vec![1, 2]]);
+        let mut search = Refuter::new(&cnf);
+        for phases in ["010", "101", "110"] {
+            let wanted = Assignment::from_bit_string(phases).unwrap();
+            for v in 0..3 {
+                search.set_phase(v, wanted.get(v));
+            }
+            assert_eq!(search.search(&[], 10, &|| false), Found::Model(wanted));
+        }
+        // Under ¬x1 and ¬x2 the clause fails: both are named, not the unrelated x3.
+        match search.search(&[3, -1, -2], 10, &|| false) {
+            Found::Refuted(mut failed) => {
+                failed.sort_unstable();
+                assert_eq!(failed, vec![-2, -1]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(search.open_variables(), 3);
+    }
+
     proptest! {
         /// Asked a run of questions, one refuter (keeping what it learns, and dropping it
         /// when `max_learned` says) refutes exactly the assumptions no model satisfies when
@@ -510,6 +619,37 @@ mod tests {
                 prop_assert_eq!(unbounded.refutes(&assumptions, u32::MAX, &|| false), !satisfiable);
                 if bounded.refutes(&assumptions, 2, &|| false) {
                     prop_assert!(!satisfiable);
+                }
+            }
+        }
+
+        /// Asked a run of questions under phases, one search's models satisfy the formula and
+        /// the assumptions, and the assumptions it names as failing have no model together.
+        #[test]
+        fn models_hold_and_failed_assumptions_fail_together(
+            clauses in crate::testing::arbitrary_clauses(8, 4, 28),
+            questions in proptest::collection::vec(
+                (proptest::collection::vec((0usize..8, any::<bool>()), 0..5),
+                 proptest::collection::vec(any::<bool>(), 8)), 1..6),
+        ) {
+            let cnf = Cnf::from_clauses(8, &clauses);
+            let checker = Checker::new(&cnf);
+            let mut search = Refuter::new(&cnf);
+            for (question, phases) in &questions {
+                let assumptions: Vec<Lit> = question.iter().map(|&(v, b)| literal(v, b)).collect();
+                for (v, &phase) in phases.iter().enumerate() {
+                    search.set_phase(v, phase);
+                }
+                match search.search(&assumptions, u32::MAX, &|| false) {
+                    Found::Model(model) => {
+                        prop_assert!(checker.satisfies(&model));
+                        prop_assert!(assumptions.iter().all(|&l| model.satisfies(l)));
+                    }
+                    Found::Refuted(failed) => {
+                        prop_assert!(failed.iter().all(|l| assumptions.contains(l)));
+                        prop_assert_eq!(models(&cnf, &failed), 0);
+                    }
+                    Found::GaveUp => prop_assert!(false, "no limit was set"),
                 }
             }
         }

@@ -553,14 +553,9 @@ fn a_build_without_cadical_says_how_to_get_it() {
     assert!(stderr(&o).contains("--features cadical"), "{}", stderr(&o));
 }
 
-/// CaDiCaL sessions give a verified suite, the same for the same seed and lanes on 1 and 2
-/// threads.
-#[cfg(feature = "cadical")]
-#[test]
-fn cadical_sessions_give_a_verified_reproducible_suite() {
-    let Some(cnf) = case_study("LoginService2.sk_23_36.cnf") else {
-        return;
-    };
+/// A session backend's suite of `cnf`: verified, and the same for the same seed and lanes on
+/// 1 and 2 threads.
+fn sessions_give_a_verified_reproducible_suite(solver: &str, cnf: &Path) {
     let dir = tempfile::tempdir().unwrap();
     let run = |threads: &str, name: &str| {
         let out = dir.path().join(name);
@@ -568,7 +563,7 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
             "sample",
             cnf.to_str().unwrap(),
             "--solver",
-            "cadical",
+            solver,
             "--lanes",
             "2",
             "-j",
@@ -587,6 +582,23 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
         std::fs::read_to_string(out).unwrap()
     };
     assert_eq!(run("1", "one.txt"), run("2", "two.txt"));
+}
+
+#[test]
+fn native_sessions_give_a_verified_reproducible_suite() {
+    let example = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf"));
+    sessions_give_a_verified_reproducible_suite("native", example);
+    if let Some(cnf) = case_study("LoginService2.sk_23_36.cnf") {
+        sessions_give_a_verified_reproducible_suite("native", &cnf);
+    }
+}
+
+#[cfg(feature = "cadical")]
+#[test]
+fn cadical_sessions_give_a_verified_reproducible_suite() {
+    if let Some(cnf) = case_study("LoginService2.sk_23_36.cnf") {
+        sessions_give_a_verified_reproducible_suite("cadical", &cnf);
+    }
 }
 
 /// Fresh solutions from CaDiCaL sessions differ on xpose.sk_6_134: with random phases drawn

@@ -33,6 +33,9 @@ const MAX_RANKS: u64 = 1_024;
 pub enum SolverChoice {
     /// splr 0.17 (pure Rust), rebuilt for each residual problem.
     Splr,
+    /// snapsat's own search (pure Rust), one session per solver lane that stays loaded, with
+    /// splr taking over searches past 20,000 conflicts.
+    Native,
     /// CaDiCaL 2.2.1, one session per solver lane that stays loaded (needs a build with
     /// `--features cadical`).
     Cadical,
@@ -42,6 +45,11 @@ impl SolverChoice {
     fn solvers(self, lanes: usize) -> Result<Solvers<'static>> {
         match self {
             SolverChoice::Splr => Ok(Solvers::splr()),
+            SolverChoice::Native => Ok(Solvers {
+                sessions: Some(&snapsat::oracle::native::Native),
+                lanes,
+                ..Solvers::splr()
+            }),
             #[cfg(feature = "cadical")]
             SolverChoice::Cadical => Ok(Solvers {
                 sessions: Some(&snapsat::oracle::cadical::Cadical),
@@ -80,11 +88,11 @@ pub struct SampleArgs {
     #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
     pub algorithm: Algorithm,
     /// The solver (Snap). With splr the same seed gives the same suite on any threads and
-    /// ranks; with cadical, the same seed and --lanes give the same suite on any threads of
-    /// one rank, and valid suites that depend on timing across several ranks.
+    /// ranks; with native and cadical, the same seed and --lanes give the same suite on any
+    /// threads of one rank, and valid suites that depend on timing across several ranks.
     #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
     pub solver: SolverChoice,
-    /// Solver lanes of each rank (cadical): task i goes to lane i mod LANES, whose session
+    /// Solver lanes of each rank (native, cadical): task i goes to lane i mod LANES, whose session
     /// sees its tasks in order. At most LANES threads solve at once; each lane holds the
     /// formula and starts cold. Default: the threads of the rank.
     #[arg(long, value_name = "LANES", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]

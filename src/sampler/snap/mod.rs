@@ -585,15 +585,15 @@ mod tests {
         assert_eq!(report.rounds[0].samples, 1);
     }
 
-    /// With CaDiCaL sessions, the suite depends on the seed, not on the threads: each solver
-    /// lane's session sees its tasks in the same order however many threads share them.
-    #[cfg(feature = "cadical")]
-    #[test]
-    fn cadical_suites_are_a_function_of_the_seed_whatever_the_threads() {
+    /// With sessions of `backend`, the suite depends on the seed, not on the threads: each
+    /// solver lane's session sees its tasks in the same order however many threads share them.
+    fn suites_are_a_function_of_the_seed_whatever_the_threads(
+        backend: &dyn crate::oracle::SessionBackend,
+    ) {
         let cnf = planted(80, 300, 11);
         let checker = Checker::new(&cnf);
         let solvers = Solvers {
-            sessions: Some(&crate::oracle::cadical::Cadical),
+            sessions: Some(backend),
             lanes: 4,
             ..Solvers::splr()
         };
@@ -628,20 +628,58 @@ mod tests {
         assert_eq!(one, suite(3));
     }
 
+    #[test]
+    fn native_suites_are_a_function_of_the_seed_whatever_the_threads() {
+        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::oracle::native::Native);
+    }
+
+    #[cfg(feature = "cadical")]
+    #[test]
+    fn cadical_suites_are_a_function_of_the_seed_whatever_the_threads() {
+        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::oracle::cadical::Cadical);
+    }
+
+    /// A run of up to 3 rounds on a planted formula with `solvers`: every emitted test
+    /// satisfies the formula, and none repeats.
+    fn every_emitted_test_holds(
+        vars: usize,
+        ratio: f64,
+        seed: u64,
+        solvers: Solvers,
+    ) -> Result<(), TestCaseError> {
+        let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
+        let checker = Checker::new(&cnf);
+        let config = SnapConfig {
+            samples: 10,
+            clusters: 3,
+            max_rounds: Some(3),
+            seed,
+            ..Default::default()
+        };
+        let (tests, _) = run_with(&cnf, &config, solvers);
+        prop_assert!(!tests.is_empty());
+        prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
+        let distinct: HashSet<_> = tests.iter().collect();
+        prop_assert_eq!(distinct.len(), tests.len());
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
         fn every_emitted_test_satisfies_the_formula_and_none_repeats(
             vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
         ) {
-            let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
-            let checker = Checker::new(&cnf);
-            let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
-            let (tests, _) = run(&cnf, &config);
-            prop_assert!(!tests.is_empty());
-            prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
-            let distinct: HashSet<_> = tests.iter().collect();
-            prop_assert_eq!(distinct.len(), tests.len());
+            every_emitted_test_holds(vars, ratio, seed, Solvers::splr())?;
+        }
+
+        /// The same invariant with native sessions doing the solving.
+        #[test]
+        fn every_test_from_native_sessions_satisfies_the_formula(
+            vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
+        ) {
+            let solvers = Solvers { sessions: Some(&crate::oracle::native::Native), lanes: 3, ..Solvers::splr() };
+            every_emitted_test_holds(vars, ratio, seed, solvers)?;
         }
 
         /// The same invariant with CaDiCaL sessions doing the solving.
@@ -650,15 +688,8 @@ mod tests {
         fn every_test_from_cadical_sessions_satisfies_the_formula(
             vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
         ) {
-            let cnf = planted(vars, (vars as f64 * ratio) as usize, seed);
-            let checker = Checker::new(&cnf);
-            let config = SnapConfig { samples: 10, clusters: 3, max_rounds: Some(3), seed, ..Default::default() };
             let solvers = Solvers { sessions: Some(&crate::oracle::cadical::Cadical), lanes: 3, ..Solvers::splr() };
-            let (tests, _) = run_with(&cnf, &config, solvers);
-            prop_assert!(!tests.is_empty());
-            prop_assert!(tests.iter().all(|t| checker.satisfies(t)));
-            let distinct: HashSet<_> = tests.iter().collect();
-            prop_assert_eq!(distinct.len(), tests.len());
+            every_emitted_test_holds(vars, ratio, seed, solvers)?;
         }
     }
 }
