@@ -36,6 +36,15 @@ impl Assignment {
         a
     }
 
+    /// From each variable's value, as a solver's model gives them.
+    pub fn from_values(values: &[bool]) -> Self {
+        let mut a = Assignment::zeros(values.len());
+        for (v, &value) in values.iter().enumerate() {
+            a.set(v, value);
+        }
+        a
+    }
+
     /// From a string of `0` and `1`, one character a variable.
     pub fn from_bit_string(bits: &str) -> Option<Self> {
         let mut a = Assignment::zeros(bits.len());

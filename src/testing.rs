@@ -24,11 +24,7 @@ pub fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> (Cnf, Assignme
         clause[0] = literal(v, plant[v]);
         cnf.add_clause(&clause);
     }
-    let mut model = Assignment::zeros(num_vars);
-    for (v, &value) in plant.iter().enumerate() {
-        model.set(v, value);
-    }
-    (cnf, model)
+    (cnf, Assignment::from_values(&plant))
 }
 
 /// Two variables, every combination of their values excluded: unsatisfiable, and with no

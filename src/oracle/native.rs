@@ -97,13 +97,7 @@ impl<'a> NativeSession<'a> {
             preprocessing: Preprocessing::Full,
         };
         match Splr.solve(&query) {
-            Outcome::Sat(values) => {
-                let mut model = Assignment::zeros(values.len());
-                for (v, value) in values.into_iter().enumerate() {
-                    model.set(v, value);
-                }
-                Answer::Model(model)
-            }
+            Outcome::Sat(values) => Answer::Model(Assignment::from_values(&values)),
             // splr names no core: every assumption is one that failed, with the others.
             Outcome::Unsat => Answer::Refuted(assumptions.to_vec()),
             Outcome::Unknown(why) => Answer::Unknown(why),
