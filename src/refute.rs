@@ -36,7 +36,8 @@ pub enum Found {
 }
 
 /// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
-/// ordered decisions, saved phases), answering whether assumptions contradict it.
+/// ordered decisions, saved phases; no restarts), answering whether assumptions contradict
+/// it, and with which model or failed assumptions.
 pub struct Refuter {
     /// Clauses end to end; each clause's two watched literals come first, and a clause that
     /// is a reason has its implied literal first.
