@@ -221,8 +221,11 @@ impl<'a> Snap<'a> {
     }
 
     /// Verdicts stop being wanted once the suite is full.
+    /// More tasks until the suite is full or the budget is spent: a task started past the
+    /// deadline still completes by propagation, which on a formula of a million variables
+    /// kept a `-t 5` run going 0.3-1.3 s (`p cnf 1000000 1`).
     fn demand(&self) -> Demand {
-        if self.suite.is_full() {
+        if self.suite.is_full() || self.budget.exhausted() {
             Demand::Enough
         } else {
             Demand::More
@@ -575,6 +578,67 @@ mod tests {
         assert_eq!(report.dropped_candidates, 0);
         let joined: usize = report.rounds.iter().map(|r| r.new_tests).sum();
         assert_eq!(observer.tests.len(), joined);
+    }
+
+    /// Once the time is up (here: an interrupt, the same budget), a round starts no more
+    /// tasks: the tests found before are kept, and the round's other candidates are never
+    /// tried.
+    #[test]
+    fn a_round_starts_no_task_once_the_budget_is_spent() {
+        struct InterruptAtTest<'i> {
+            tests: usize,
+            at: usize,
+            interrupt: &'i AtomicBool,
+        }
+        impl Observer for InterruptAtTest<'_> {
+            fn test(&mut self, _: &std::sync::Arc<Assignment>) -> std::io::Result<()> {
+                self.tests += 1;
+                if self.tests == self.at {
+                    self.interrupt
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            }
+        }
+        let cnf = planted(60, 200, 6);
+        let checker = Checker::new(&cnf);
+        let config = SnapConfig {
+            min_improvement: -10.0,
+            ..small_config(4)
+        };
+        let interrupt = AtomicBool::new(false);
+        // The third test of round 1.
+        let mut observer = InterruptAtTest {
+            tests: 0,
+            at: config.samples + 3,
+            interrupt: &interrupt,
+        };
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let report = pool
+            .install(|| sample_in_process(&run, &mut observer))
+            .unwrap();
+        assert_eq!(report.stop, StopReason::Interrupted);
+        let round = &report.rounds[1];
+        let full = (config.samples * config.clusters) as u64;
+        assert!(
+            round.candidates + round.skipped < full / 2,
+            "{} of {full} candidates tried",
+            round.candidates
+        );
+        assert_eq!(
+            observer.tests,
+            report.rounds.iter().map(|r| r.new_tests).sum::<usize>()
+        );
     }
 
     /// A suite of one is full after the first solution: no other is solved.
