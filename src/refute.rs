@@ -35,6 +35,14 @@ pub enum Found {
     GaveUp,
 }
 
+/// How [`Refuter::run`] ended.
+enum Ended {
+    Model,
+    /// By the formula alone (`None`), or by this assumption found false.
+    Refuted(Option<Lit>),
+    GaveUp,
+}
+
 /// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
 /// ordered decisions, saved phases; no restarts), answering whether assumptions contradict
 /// it, and with which model or failed assumptions.
@@ -321,17 +329,17 @@ impl Refuter {
     /// Whether `assumptions` contradict the formula, found within `max_conflicts`
     /// conflicts. `false` when a model was found, or when it gave up: at the limit, or when
     /// `give_up` says so (asked every few conflicts and decisions, so a run's deadline holds
-    /// on large formulas).
+    /// on large formulas). Neither the model nor the failed assumptions are made: splr's
+    /// repairs ask this before every rebuild.
     pub fn refutes(
         &mut self,
         assumptions: &[Lit],
         max_conflicts: u32,
         give_up: &dyn Fn() -> bool,
     ) -> bool {
-        matches!(
-            self.search(assumptions, max_conflicts, give_up),
-            Found::Refuted(_)
-        )
+        let ended = self.run(assumptions, max_conflicts, give_up);
+        self.backtrack(0);
+        matches!(ended, Ended::Refuted(_))
     }
 
     /// A model with every literal of `assumptions` true, deciding free variables by their
@@ -343,19 +351,36 @@ impl Refuter {
         max_conflicts: u32,
         give_up: &dyn Fn() -> bool,
     ) -> Found {
+        let found = match self.run(assumptions, max_conflicts, give_up) {
+            Ended::Model => Found::Model(self.model()),
+            Ended::Refuted(None) => Found::Refuted(Vec::new()),
+            Ended::Refuted(Some(falsified)) => Found::Refuted(self.failed_assumptions(falsified)),
+            Ended::GaveUp => Found::GaveUp,
+        };
+        self.backtrack(0);
+        found
+    }
+
+    /// The search itself, leaving the trail as it ended for the caller to read.
+    fn run(
+        &mut self,
+        assumptions: &[Lit],
+        max_conflicts: u32,
+        give_up: &dyn Fn() -> bool,
+    ) -> Ended {
         self.backtrack(0);
         if self.contradictory {
-            return Found::Refuted(Vec::new());
+            return Ended::Refuted(None);
         }
         if self.clause_count() - self.original > self.max_learned {
             self.forget_learned();
         }
         let (mut conflicts, mut decisions) = (0, 0u64);
-        let found = loop {
+        loop {
             if let Some(conflict) = self.propagate() {
                 if self.decision_level() == 0 {
                     self.contradictory = true;
-                    break Found::Refuted(Vec::new());
+                    break Ended::Refuted(None);
                 }
                 conflicts += 1;
                 let (learned, back_to) = self.analyze(conflict);
@@ -368,7 +393,7 @@ impl Refuter {
                 }
                 self.bump /= 0.95;
                 if conflicts >= max_conflicts || (conflicts % 16 == 0 && give_up()) {
-                    break Found::GaveUp;
+                    break Ended::GaveUp;
                 }
                 continue;
             }
@@ -376,7 +401,7 @@ impl Refuter {
             if level < assumptions.len() {
                 let lit = assumptions[level];
                 match self.literal_value(lit) {
-                    Some(false) => break Found::Refuted(self.failed_assumptions(lit)),
+                    Some(false) => break Ended::Refuted(Some(lit)),
                     Some(true) => self.levels.push(self.trail.len()),
                     None => {
                         self.levels.push(self.trail.len());
@@ -387,10 +412,10 @@ impl Refuter {
             }
             decisions += 1;
             if decisions % 4096 == 0 && give_up() {
-                break Found::GaveUp;
+                break Ended::GaveUp;
             }
             let Some(v) = self.next_decision() else {
-                break Found::Model(self.model());
+                break Ended::Model;
             };
             self.levels.push(self.trail.len());
             let lit = if self.saved_phase[v] {
@@ -399,9 +424,7 @@ impl Refuter {
                 -(v as Lit + 1)
             };
             self.enqueue(lit, NO_REASON);
-        };
-        self.backtrack(0);
-        found
+        }
     }
 
     /// The value free variable `v` (from 0) is decided first with, until the search's own
