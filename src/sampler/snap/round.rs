@@ -140,7 +140,7 @@ impl Snap<'_> {
                 if unsettled.is_some() {
                     if !self.measures_ready() {
                         held.push(verdict);
-                        return Ok(self.demand());
+                        return Ok(Demand::More);
                     }
                     let last = unsettled.take().expect("checked above");
                     if let Some(stop) = self.settle(last, observer) {
