@@ -132,9 +132,9 @@ pub struct Report {
     pub repaired: u64,
     /// The rounds' failed repairs, summed.
     pub failed_repairs: u64,
-    /// Candidates checked or repaired while the round before was being measured, then
-    /// dropped (not in `candidates`): the stop rule ended the run after that round, or the
-    /// suite filled up before them.
+    /// Candidates checked or repaired, then dropped (not in `candidates`): the stop rule
+    /// ended the run after the round before theirs, the suite filled up before them, or they
+    /// arrived once the time limit or an interrupt had ended the run.
     pub dropped_candidates: u64,
     /// Wall time of the round that ran while the last was measured and was then dropped: in
     /// no round's `seconds`.

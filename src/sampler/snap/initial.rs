@@ -72,6 +72,10 @@ impl Snap<'_> {
         first_failure: &mut Option<Failure>,
         observer: &mut dyn Observer,
     ) -> Result<Demand, SampleError> {
+        if self.too_late() {
+            // Initial solutions are no candidates: not in `dropped_candidates` either.
+            return Ok(Demand::Enough);
+        }
         match verdict {
             Verdict::Completed(done) => {
                 self.note_completion(&done, true);

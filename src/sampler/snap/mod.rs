@@ -111,6 +111,9 @@ impl Default for SnapConfig {
     }
 }
 
+/// How long merging goes on once the time limit or an interrupt has ended the run.
+const MERGE_GRACE: Duration = Duration::from_millis(250);
+
 /// One run of the loop: its suite, its running NCD and its report.
 pub(super) struct Snap<'a> {
     config: &'a SnapConfig,
@@ -119,6 +122,8 @@ pub(super) struct Snap<'a> {
     start: Instant,
     /// The run's deadline and interrupt, checked by every phase of the loop.
     budget: Budget<'a>,
+    /// When merging first found the budget spent (see [`Snap::too_late`]).
+    spent_at: Option<Instant>,
     /// Time spent merging tests into the suite (deduplicating, handing them to the observer
     /// and to the measuring thread; the clause check is the workers'): the coordinator's,
     /// however the ranks' work goes on meanwhile.
@@ -150,6 +155,7 @@ impl<'a> Snap<'a> {
             metrics: Metrics::default(),
             start,
             budget: Budget::new(config.time_limit, interrupt),
+            spent_at: None,
             merging: Duration::ZERO,
             settling: Duration::ZERO,
             suite: Suite::new(checker, config.max_tests),
@@ -220,9 +226,23 @@ impl<'a> Snap<'a> {
         Ok(added)
     }
 
-    /// Verdicts stop being wanted once the suite is full.
-    fn demand(&self) -> Demand {
-        if self.suite.is_full() {
+    /// True from [`MERGE_GRACE`] after the budget was found spent, once the suite holds a
+    /// test: verdicts that arrive then are dropped, not merged. Merging waits for the
+    /// suite's file, and on wide formulas the ranks outpace it (a million variables: 7 MB a
+    /// line), so merging all they had ready at the deadline overran `-t 5` by 1–5 s; within
+    /// the grace, the verdicts done by the deadline of any narrower formula are kept. A run
+    /// that has no test yet still takes its first.
+    fn too_late(&mut self) -> bool {
+        if !self.budget.exhausted() || self.suite.tests().is_empty() {
+            return false;
+        }
+        let spent = *self.spent_at.get_or_insert_with(Instant::now);
+        spent.elapsed() > MERGE_GRACE
+    }
+
+    /// Verdicts stop being wanted once the suite is full or it is too late for them.
+    fn demand(&mut self) -> Demand {
+        if self.suite.is_full() || self.too_late() {
             Demand::Enough
         } else {
             Demand::More
@@ -583,6 +603,65 @@ mod tests {
         let (tests, report) = capped_on_one_thread(1, 3);
         assert_eq!(tests.len(), 1);
         assert_eq!(report.rounds[0].samples, 1);
+    }
+
+    /// Tests the observer is handed once `stop` ends a run where the workers outpace it, as
+    /// they outpace the suite's file on a wide formula: `stop` sets the interrupt at the
+    /// observer's `at`-th test (none: the time limit of `limit`). Before merging heeded
+    /// the budget, every verdict ready by then was merged: with `-t 5` a million-variable
+    /// suite went on being written for 1–5 s.
+    fn tests_handed_over_late(limit: Duration, interrupt_at: Option<usize>) -> (usize, usize) {
+        let cnf = planted(40, 60, 5);
+        let checker = Checker::new(&cnf);
+        let interrupt = AtomicBool::new(false);
+        let config = SnapConfig {
+            samples: 100,
+            time_limit: limit,
+            min_improvement: 0.0,
+            ..small_config(1)
+        };
+        let mut handed = 0;
+        let mut stopped_at: Option<Instant> = None;
+        let mut late = 0;
+        let started = Instant::now();
+        let mut slow_disk = |_: &Assignment| {
+            let now = Instant::now();
+            handed += 1;
+            if interrupt_at == Some(handed) {
+                interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
+                stopped_at = Some(now);
+            }
+            let stop = stopped_at.unwrap_or(started + limit);
+            // The grace, and as much again for a loaded machine.
+            if now > stop + 2 * MERGE_GRACE {
+                late += 1;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            Ok(())
+        };
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| sample_in_process(&run, &mut slow_disk))
+            .unwrap();
+        (handed, late)
+    }
+
+    #[test]
+    fn merging_stops_soon_after_the_time_limit_or_an_interrupt() {
+        // 100 initial solutions at 20 ms each: 2 s of writing, most of it past either stop.
+        let (handed, late) = tests_handed_over_late(Duration::from_millis(100), None);
+        assert!(handed >= 1 && late <= 1, "{handed} tests, {late} late");
+        let (handed, late) = tests_handed_over_late(Duration::from_secs(60), Some(3));
+        assert!(handed >= 3 && late <= 1, "{handed} tests, {late} late");
     }
 
     /// With sessions of `backend`, the suite depends on the seed, not on the threads: each

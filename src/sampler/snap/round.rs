@@ -199,6 +199,10 @@ impl Snap<'_> {
         samples: &mut Vec<Assignment>,
         observer: &mut dyn Observer,
     ) -> Result<(), SampleError> {
+        if self.too_late() {
+            self.drop_verdicts([&verdict]);
+            return Ok(());
+        }
         match verdict {
             Verdict::Skipped => stats.skipped += 1,
             Verdict::Valid(test) => {
@@ -263,7 +267,7 @@ impl Snap<'_> {
     /// for the budget or a full suite (`halted`) is not its to give: a round runs ahead only
     /// where none was due when this one ended, and one due since (a deadline or an interrupt
     /// during the next round) ends that round as it would have without running ahead,
-    /// keeping the tests it found.
+    /// keeping the tests it found that merging takes in time (see `Snap::too_late`).
     pub(super) fn settle(
         &mut self,
         unsettled: Unsettled,
