@@ -13,7 +13,7 @@ pub mod status {
     pub const UNSAT: u8 = 20;
     /// No solution was found within the time limit.
     pub const UNKNOWN: u8 = 30;
-    /// SIGINT or SIGTERM; every test found is on disk.
+    /// SIGINT or SIGTERM; every test of the suite is on disk.
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -22,7 +22,8 @@ pub const EXIT_STATUS_HELP: &str = "Exit status: 0 success; 1 `verify` found inv
 output could not be written (full disk, closed pipe) or an internal failure; 2 bad usage, or \
 input that is missing, unreadable or malformed (the message names file, line and what was \
 expected); 20 the formula is unsatisfiable; 30 no solution within the time limit; 130 \
-interrupted by SIGINT or SIGTERM (every test found so far is on disk).";
+interrupted by SIGINT or SIGTERM (within about a second; every test of the suite so far is on \
+disk).";
 
 /// A failed command: the error to print and the status to exit with.
 #[derive(Debug)]

@@ -123,7 +123,7 @@ pub struct SampleArgs {
     /// variables when there is none), Eq. 2's numerator alone, or pairwise literal coverage.
     #[arg(long, default_value = "ncd", value_parser = crate::flags::named::<StopMetric>(&StopMetric::NAMES))]
     pub stop_metric: StopMetric,
-    /// T: stop after this many seconds, keeping every test found.
+    /// T: stop after this many seconds (within about one more), keeping the suite built so far.
     #[arg(short = 't', long, value_name = "SECONDS", default_value_t = 600.0)]
     pub time_limit: f64,
     /// Stop once the suite holds this many tests.
