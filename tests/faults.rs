@@ -534,3 +534,30 @@ fn statistics_through_a_link_or_into_a_pipe_leave_both_in_place() {
     let piped: serde_json::Value = serde_json::from_slice(&piped).unwrap();
     assert_eq!(piped["distinct_tests"], 5);
 }
+
+// 15. An output no file can be written to (a folder, or a path in a missing folder) is
+// refused before any work, and nothing is written. A `--stats` path in a missing folder
+// failed (exit 1) only once the run had ended.
+#[test]
+fn an_output_that_cannot_be_a_file_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.txt");
+    let missing = dir.path().join("no-such-folder").join("stats.json");
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    for (args, mentions) in [
+        (vec!["--stats", path(&missing)], "there is no folder"),
+        (vec!["--small", path(&missing)], "there is no folder"),
+        (vec!["--stats", path(&folder)], "is a folder"),
+    ] {
+        let mut all = vec!["sample", example(), "-o", path(&suite)];
+        all.extend(args);
+        let o = snapsat(&all);
+        assert_status(&o, 2, mentions);
+        assert!(!suite.exists(), "the run went ahead: {}", stderr(&o));
+    }
+    let o = snapsat(&["sample", example(), "-o", path(&folder)]);
+    assert_status(&o, 2, "is a folder");
+    let o = snapsat(&["minimize", example(), example(), "-o", path(&missing)]);
+    assert_status(&o, 2, "there is no folder");
+}

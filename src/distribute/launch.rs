@@ -48,6 +48,19 @@ pub enum Launch {
 }
 
 impl Launch {
+    /// Rank 0 of an MPI job: lets the other ranks go, for a run that ends before its
+    /// coordinator starts (which lets them go however it ends). They wait for its first
+    /// message, and an output refused or a malformed suite to resume had left them, and
+    /// `mpirun`, waiting for ever. Nothing in one process.
+    pub fn release_ranks(&self) {
+        #[cfg(feature = "mpi")]
+        if let Launch::Mpi(job) = self {
+            if job.rank() == 0 {
+                job.release();
+            }
+        }
+    }
+
     /// An MPI job when a launcher started this process, else `ranks` in this process.
     pub fn detect(ranks: usize) -> Result<Launch, LaunchError> {
         #[cfg(feature = "mpi")]

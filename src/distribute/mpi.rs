@@ -96,6 +96,17 @@ impl Job {
         local::coordinate(endpoint, lines, threads, run, observer)
     }
 
+    /// Rank 0: lets every other rank go before any work (see
+    /// [`super::launch::Launch::release_ranks`]).
+    pub fn release(&self) {
+        let bytes = super::protocol::encode(&super::protocol::ToRank::Finish);
+        let mut sends = Sends::default();
+        for rank in 1..self.size() {
+            sends.start(&self.world, rank, bytes.clone());
+        }
+        // Dropping `sends` waits for them to be received.
+    }
+
     /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this
     /// rank go. The work runs on a thread of its own, as in-process ranks do; this thread
     /// relays its messages, the only one of the process that calls MPI.

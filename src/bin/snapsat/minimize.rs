@@ -3,7 +3,7 @@
 
 use crate::check::read_test_file;
 use crate::failure::{say, usage, Failure, Result};
-use crate::output::{check_distinct, LazyFile};
+use crate::output::{check_outputs, LazyFile};
 use crate::{read_formula, InputArgs, OutputFormat};
 use clap::Args;
 use snapsat::minimize::minimize;
@@ -43,7 +43,7 @@ pub fn run(args: MinimizeArgs) -> Result<ExitCode> {
         )));
     }
     let outputs: Vec<(&str, &Path)> = args.output.iter().map(|p| ("-o", p.as_path())).collect();
-    check_distinct(
+    check_outputs(
         &[("formula", &args.input.formula), ("test file", &args.tests)],
         &outputs,
     )?;

@@ -27,10 +27,29 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// Refuses (exit 2) an output that is an input or another output: `-o f.cnf` on the formula
-/// would destroy it. `-` (standard input) is no file.
-pub fn check_distinct(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+/// Refuses (exit 2), before any work, an output that is an input or another output (`-o
+/// f.cnf` on the formula would destroy it), or that no file can be written to: a folder, or
+/// a path in a folder that does not exist (a `--stats` path like that failed only once the
+/// run had ended). `-` (standard input) is no file.
+pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
     for (i, (flag, out)) in outputs.iter().enumerate() {
+        if out.is_dir() {
+            return Err(usage(format!(
+                "{flag} {} is a folder; name a file in it",
+                out.display()
+            )));
+        }
+        let folder = match out.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !folder.is_dir() {
+            return Err(usage(format!(
+                "{flag} {}: there is no folder {}",
+                out.display(),
+                folder.display()
+            )));
+        }
         for (what, input) in inputs.iter().filter(|(_, p)| p.as_os_str() != "-") {
             if same_file(out, input) {
                 return Err(usage(format!(

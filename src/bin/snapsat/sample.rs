@@ -1,7 +1,7 @@
 //! `snapsat sample`: build a test suite, writing each test as it is found.
 
 use crate::failure::{say, status, usage, Classify, Failure, Result};
-use crate::output::{check_distinct, write_atomically, LazyFile};
+use crate::output::{check_outputs, write_atomically, LazyFile};
 use crate::summary;
 use crate::{read_formula, read_text, InputArgs, OutputFormat};
 use clap::Args;
@@ -287,14 +287,33 @@ fn write_small(
 
 pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let time_limit = checked_time_limit(&args)?;
+    let (launch, threads) = start_ranks(&args)?;
+    let mut sampling = false;
+    let outcome = run_ranks(&args, time_limit, &launch, threads, &mut sampling);
+    if outcome.is_err() && !sampling {
+        // The coordinator lets the ranks go however it ends; before it starts, rank 0 must.
+        launch.release_ranks();
+    }
+    outcome
+}
+
+/// This rank's part of the run; `sampling` set once the coordinator has the ranks.
+fn run_ranks(
+    args: &SampleArgs,
+    time_limit: Duration,
+    launch: &Launch,
+    threads: usize,
+    sampling: &mut bool,
+) -> Result<ExitCode> {
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     outputs.extend(args.output.as_deref().map(|p| ("-o", p)));
     outputs.extend(args.resume.as_deref().map(|p| ("--resume", p)));
     outputs.extend(args.stats.as_deref().map(|p| ("--stats", p)));
     outputs.extend(args.small.as_deref().map(|p| ("--small", p)));
-    check_distinct(&[("formula", &args.input.formula)], &outputs)?;
-
-    let (launch, threads) = start_ranks(&args)?;
+    // Only the first rank writes: a folder the others' nodes lack is none of theirs.
+    if launch.rank() == 0 {
+        check_outputs(&[("formula", &args.input.formula)], &outputs)?;
+    }
     let lanes = args.lanes.map_or(threads, |l| l as usize);
     let solvers = args.solver.solvers(lanes)?;
     let quiet = args.quiet || launch.rank() > 0;
@@ -318,7 +337,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         None => Resumed::default(),
     };
     let format = resumed.format.unwrap_or(args.format.into());
-    let writer = TestWriter::new(open_output(&args, resumed.cut_at)?, format);
+    let writer = TestWriter::new(open_output(args, resumed.cut_at)?, format);
     let mut observer = CliObserver {
         writer: BackgroundWriter::spawn(writer, cnf.num_vars())
             .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?,
@@ -326,7 +345,7 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         start: Instant::now(),
         suite: args.small.is_some().then(|| resumed.tests.clone()),
     };
-    let config = snap_config(&args, time_limit);
+    let config = snap_config(args, time_limit);
     let run = Sampling {
         checker: &checker,
         solvers,
@@ -334,7 +353,8 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
         resumed: &resumed.tests,
         interrupt: &interrupt,
     };
-    let result = sample_suite(&args, time_limit, &launch, threads, run, &mut observer);
+    *sampling = true;
+    let result = sample_suite(args, time_limit, launch, threads, run, &mut observer);
     let CliObserver {
         writer,
         progress,

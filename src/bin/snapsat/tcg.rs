@@ -1,7 +1,7 @@
 //! `snapsat tcg`: guided test-case generation for one method of a small program.
 
 use crate::failure::{say, Failure, Result};
-use crate::output::{check_distinct, print, write_atomically};
+use crate::output::{check_outputs, print, write_atomically};
 use crate::read_text;
 use clap::Args;
 use snapsat::budget::Budget;
@@ -64,7 +64,7 @@ fn generate(args: TcgArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| ("--emit-cnf", p.as_path()))
         .collect();
-    check_distinct(&[("program", &args.program)], &outputs)?;
+    check_outputs(&[("program", &args.program)], &outputs)?;
     let source = read_text(&args.program, "the program")?;
     let shown = args.program.display();
     let place = |e: tcg::lang::SyntaxError| Failure::bad_input(anyhow::anyhow!("{shown}: {e}"));
