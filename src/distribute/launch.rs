@@ -48,17 +48,23 @@ pub enum Launch {
 }
 
 impl Launch {
-    /// Rank 0 of an MPI job: lets the other ranks go, for a run that ends before its
-    /// coordinator starts (which lets them go however it ends). They wait for its first
-    /// message, and an output refused or a malformed suite to resume had left them, and
-    /// `mpirun`, waiting for ever. Nothing in one process.
-    pub fn release_ranks(&self) {
+    /// An MPI job's rank ending before its part of the run starts, for `why`: rank 0 lets the
+    /// other ranks go (its coordinator does that however it ends, once started); another rank
+    /// tells rank 0, which waits for it to be ready. Without this, rank 0 refusing an output
+    /// or a malformed suite to resume, or a rank that cannot read the formula (a path its
+    /// node lacks), left the rest of the job, and `mpirun`, waiting for ever. Nothing in one
+    /// process.
+    pub fn abandon(&self, why: &str) {
         #[cfg(feature = "mpi")]
         if let Launch::Mpi(job) = self {
             if job.rank() == 0 {
                 job.release();
+            } else {
+                job.fail(why);
             }
         }
+        #[cfg(not(feature = "mpi"))]
+        let _ = why;
     }
 
     /// An MPI job when a launcher started this process, else `ranks` in this process.

@@ -97,7 +97,7 @@ impl Job {
     }
 
     /// Rank 0: lets every other rank go before any work (see
-    /// [`super::launch::Launch::release_ranks`]).
+    /// [`super::launch::Launch::abandon`]).
     pub fn release(&self) {
         let bytes = super::protocol::encode(&super::protocol::ToRank::Finish);
         let mut sends = Sends::default();
@@ -105,6 +105,13 @@ impl Job {
             sends.start(&self.world, rank, bytes.clone());
         }
         // Dropping `sends` waits for them to be received.
+    }
+
+    /// Ranks 1..: tells rank 0 this rank cannot take part, for `why`.
+    pub fn fail(&self, why: &str) {
+        let message = super::protocol::ToCoordinator::Failed(why.to_owned());
+        let mut sends = Sends::default();
+        sends.start(&self.world, 0, super::protocol::encode(&message));
     }
 
     /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this

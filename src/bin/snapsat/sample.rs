@@ -290,14 +290,14 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let (launch, threads) = start_ranks(&args)?;
     let mut sampling = false;
     let outcome = run_ranks(&args, time_limit, &launch, threads, &mut sampling);
-    if outcome.is_err() && !sampling {
-        // The coordinator lets the ranks go however it ends; before it starts, rank 0 must.
-        launch.release_ranks();
+    if let (Err(failure), false) = (&outcome, sampling) {
+        launch.abandon(&format!("{:#}", failure.error));
     }
     outcome
 }
 
-/// This rank's part of the run; `sampling` set once the coordinator has the ranks.
+/// This rank's part of the run; `sampling` set once the coordinator has the ranks, or this
+/// rank serves it.
 fn run_ranks(
     args: &SampleArgs,
     time_limit: Duration,
@@ -327,6 +327,7 @@ fn run_ranks(
     if let Launch::Mpi(job) = &launch {
         if job.rank() > 0 {
             use anyhow::Context as _;
+            *sampling = true;
             job.serve(threads, &checker, solvers, &interrupt)
                 .with_context(|| format!("rank {}", job.rank()))?;
             return Ok(ExitCode::SUCCESS);
