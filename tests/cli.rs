@@ -720,3 +720,38 @@ fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
     let v = snapsat(&["verify", example, &p("small.txt")]);
     assert!(v.status.success());
 }
+
+/// A batch job's log (standard error no terminal) gets a progress line at a round's end once
+/// `--progress` seconds have passed; none with `--progress 0` or `-q`. Before, progress was
+/// shown on a terminal only, and a cluster job's log said nothing until the run ended.
+#[test]
+fn progress_reaches_a_log_that_is_no_terminal() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("suite.txt");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sample",
+            mid.to_str().unwrap(),
+            "-x",
+            "0",
+            "--max-rounds",
+            "3",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = snapsat(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+            .lines()
+            .filter(|l| l.starts_with("snapsat: round "))
+            .count()
+    };
+    // A nanosecond: every round's end is past it, rounds 0 to 3.
+    assert_eq!(run(&["--progress", "1e-9"]), 4);
+    assert_eq!(run(&["--progress", "0"]), 0);
+    assert_eq!(run(&["--progress", "1e-9", "-q"]), 0);
+    // The default, 10 s, is longer than the whole run.
+    assert_eq!(run(&[]), 0);
+}

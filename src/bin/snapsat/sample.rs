@@ -165,6 +165,11 @@ pub struct SampleArgs {
     /// No summary or progress on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Progress where standard error is no terminal (a batch job's log): a line at the end of
+    /// a round once this many seconds have passed since the last (0: none). On a terminal
+    /// the progress is one line, redrawn.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub progress: f64,
 }
 
 /// The flags' values, checked: every number within what the run can use.
@@ -174,6 +179,12 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
         return Err(usage(format!(
             "--min-improvement must be a percentage from 0 to 1e6, not {}",
             args.min_improvement
+        )));
+    }
+    if !(args.progress >= 0.0 && args.progress <= 1e9) {
+        return Err(usage(format!(
+            "--progress must be a number of seconds from 0 to 1e9, not {}",
+            args.progress
         )));
     }
     if args.algorithm == Algorithm::Quicksampler
@@ -189,10 +200,22 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
 /// Where the suite's lines go.
 type Output = Box<dyn Write + Send>;
 
+/// How a run shows its progress on standard error.
+#[derive(Clone, Copy, PartialEq)]
+enum Progress {
+    None,
+    /// One line, redrawn each round.
+    Terminal,
+    /// A line at a round's end once this long has passed since the last.
+    Log(Duration),
+}
+
 /// Writes tests and shows progress as the sampler reports them.
 struct CliObserver {
     writer: BackgroundWriter<Output>,
-    progress: bool,
+    progress: Progress,
+    /// When the last progress line was written (the start before the first).
+    logged: Instant,
     start: Instant,
     /// Every test of the suite, kept for --small.
     suite: Option<Vec<Assignment>>,
@@ -208,16 +231,27 @@ impl Observer for CliObserver {
     }
 
     fn round(&mut self, r: &RoundStats) {
-        if self.progress {
-            use std::io::Write as _;
-            let _ = write!(
-                std::io::stderr(),
-                "\r\x1b[2Ksnapsat: round {} · {} tests · NCD {} · {:.1} s",
+        let line = || {
+            format!(
+                "snapsat: round {} · {} tests · NCD {} · {:.1} s",
                 r.round,
                 r.suite_size,
                 summary::ncd_text(r.ncd),
                 self.start.elapsed().as_secs_f64()
-            );
+            )
+        };
+        match self.progress {
+            Progress::None => {}
+            Progress::Terminal => {
+                use std::io::Write as _;
+                let _ = write!(std::io::stderr(), "\r\x1b[2K{}", line());
+            }
+            Progress::Log(every) => {
+                if self.logged.elapsed() >= every {
+                    say!("{}", line());
+                    self.logged = Instant::now();
+                }
+            }
         }
     }
 }
@@ -342,7 +376,16 @@ fn run_ranks(
     let mut observer = CliObserver {
         writer: BackgroundWriter::spawn(writer, cnf.num_vars())
             .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?,
-        progress: !quiet && std::io::stderr().is_terminal(),
+        progress: if quiet {
+            Progress::None
+        } else if std::io::stderr().is_terminal() {
+            Progress::Terminal
+        } else if args.progress > 0.0 {
+            Progress::Log(Duration::from_secs_f64(args.progress))
+        } else {
+            Progress::None
+        },
+        logged: Instant::now(),
         start: Instant::now(),
         suite: args.small.is_some().then(|| resumed.tests.clone()),
     };
@@ -362,7 +405,7 @@ fn run_ranks(
         suite,
         ..
     } = observer;
-    if progress {
+    if progress == Progress::Terminal {
         say!();
     }
     // Every test handed over is written before the run says anything more.
