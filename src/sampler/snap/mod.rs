@@ -405,6 +405,28 @@ mod tests {
         (tests, report)
     }
 
+    /// The report of a one-process splr run on `threads` threads, its tests to `observer`.
+    fn run_on_threads(
+        checker: &Checker,
+        config: &SnapConfig,
+        interrupt: &AtomicBool,
+        threads: usize,
+        observer: &mut (dyn Observer + Send),
+    ) -> Report {
+        let run = Sampling {
+            checker,
+            solvers: Solvers::splr(),
+            config,
+            resumed: &[],
+            interrupt,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| sample_in_process(&run, observer)).unwrap()
+    }
+
     /// The names the command line takes are the ones `--stats` writes, and no others parse.
     #[test]
     fn stop_metric_names_parse_to_what_stats_write() {
@@ -575,20 +597,7 @@ mod tests {
             tests: Vec::new(),
             interrupt: &interrupt,
         };
-        let run = Sampling {
-            checker: &checker,
-            solvers: Solvers::splr(),
-            config: &config,
-            resumed: &[],
-            interrupt: &interrupt,
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let report = pool
-            .install(|| sample_in_process(&run, &mut observer))
-            .unwrap();
+        let report = run_on_threads(&checker, &config, &interrupt, 1, &mut observer);
         assert_eq!(report.stop, StopReason::Interrupted);
         assert_eq!(report.rounds.len(), 3, "round 2 ran and was kept");
         assert!(report.rounds[2].candidates >= 1);
@@ -639,19 +648,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
             Ok(())
         };
-        let run = Sampling {
-            checker: &checker,
-            solvers: Solvers::splr(),
-            config: &config,
-            resumed: &[],
-            interrupt: &interrupt,
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        pool.install(|| sample_in_process(&run, &mut slow_disk))
-            .unwrap();
+        run_on_threads(&checker, &config, &interrupt, 2, &mut slow_disk);
         (handed, late)
     }
 
