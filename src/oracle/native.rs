@@ -4,8 +4,9 @@
 //!
 //! A pure-Rust build's answer to CaDiCaL's sessions: splr 0.17 has no assumptions and no
 //! phases, so it is rebuilt for every query, and on the slow case studies the rebuilding, not
-//! the search, is the time (`crate::refute`). The refuter has no restarts and no
-//! preprocessing: a search past `OWN_CONFLICTS` goes to splr, with the assumptions as units.
+//! the search, is the time (`crate::refute`). The refuter has no restarts, and of
+//! preprocessing only failed-literal probing when a lane opens: a search past
+//! `OWN_CONFLICTS` goes to splr, with the assumptions as units.
 
 use super::{
     Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr, Steering,
@@ -49,8 +50,10 @@ struct NativeSession<'a> {
 
 impl<'a> NativeSession<'a> {
     fn open(cnf: &'a Cnf, budget: Budget<'a>, own_conflicts: u32) -> Self {
+        let mut search = Refuter::new(cnf);
+        search.probe(&|| budget.exhausted());
         NativeSession {
-            search: Refuter::new(cnf),
+            search,
             cnf,
             budget,
             last_model: None,
