@@ -206,10 +206,11 @@ fn initial_solutions_are_written_as_found() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     // Solutions take about a millisecond each here: written as found, the file grows in
-    // many steps over the next 100 ms; written at the end, in one.
+    // many steps until the run ends; written at the end, in one. (Watched for 100 ms only,
+    // it once grew in no step while the machine was loaded.)
     let mut counts = std::collections::BTreeSet::new();
     let watch = std::time::Instant::now();
-    while watch.elapsed().as_millis() < 100 && child.try_wait().unwrap().is_none() {
+    while watch.elapsed().as_secs() < 10 && child.try_wait().unwrap().is_none() {
         counts.insert(lines());
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
