@@ -451,7 +451,7 @@ impl Refuter {
     /// and every query assigned them all again; probing leaves 999 open there, as CaDiCaL's
     /// preprocessing does. A literal implied by one probed without a conflict is not probed
     /// in the same pass (its implications are among that one's); another pass follows while
-    /// the last fixed a tenth of the open variables or more, all within [`PROBE_TICKS`]
+    /// the last fixed a tenth of the open variables or more, all within `PROBE_TICKS`
     /// watches visited per literal of the formula (81.sk_5_51 takes 43, compress.sk_17_291
     /// 207 for less).
     pub fn probe(&mut self, give_up: &dyn Fn() -> bool) -> usize {
