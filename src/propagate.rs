@@ -37,8 +37,9 @@ pub(crate) const BINARY: u32 = 1 << 31;
 /// MiniSat and CaDiCaL watch). A binary clause needs no more than its other literal.
 #[derive(Clone, Copy)]
 pub(crate) struct Watch {
-    /// The clause's index, or'ed with [`BINARY`] for a binary clause (here, that flag
-    /// alone: the propagator keeps no binary clause but in its watches).
+    /// Where the clause's literals start ([`push_clause`]), or'ed with [`BINARY`] for a
+    /// binary clause (here, that flag alone: the propagator keeps no binary clause but in
+    /// its watches).
     pub(crate) clause: u32,
     pub(crate) blocker: Lit,
 }
