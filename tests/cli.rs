@@ -83,7 +83,18 @@ fn satisfies_all(cnf_text: &str, test_line: &str) -> bool {
     true
 }
 
+/// Samples `formula` within 60 seconds, then checks the suite independently of the library:
+/// every test satisfies every clause, none repeats, and `--stats` counts them all.
 fn sample_and_verify(formula: &Path, extra: &[&str]) -> (usize, serde_json::Value) {
+    sample_and_verify_within(formula, "60", extra)
+}
+
+/// As `sample_and_verify`, within `seconds`.
+fn sample_and_verify_within(
+    formula: &Path,
+    seconds: &str,
+    extra: &[&str],
+) -> (usize, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tests.txt");
     let stats = dir.path().join("stats.json");
@@ -95,7 +106,7 @@ fn sample_and_verify(formula: &Path, extra: &[&str]) -> (usize, serde_json::Valu
         "--stats",
         stats.to_str().unwrap(),
         "-t",
-        "60",
+        seconds,
     ];
     args.extend_from_slice(extra);
     let run = snapsat(&args);
@@ -601,16 +612,23 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
     }
 }
 
-/// Fresh solutions from CaDiCaL sessions differ on xpose.sk_6_134: with random phases drawn
-/// 64 variables to a draw they had come out alike (1 distinct test of 100 on this seed).
+/// Fresh solutions from CaDiCaL sessions differ on xpose.sk_6_134. Written when phases drawn
+/// 64 variables to a draw (6a34496) made them come out alike (1 distinct test of 100 on this
+/// seed); since fresh solutions are steered on the support (session 33), that build finds
+/// distinct ones too (21, 6 and 75 in 60 s on seeds 1-3, against 10, 3 and 52 with a draw a
+/// variable), so the test holds what its name says and no longer that build's failure.
+/// CaDiCaL's first model of xpose takes 35-80 s on this machine kind (pycmsgen finds none in
+/// 200 s), the next ones a second or less: the limit leaves a loaded machine room, and the
+/// run asks for no more tests than it needs.
 #[cfg(feature = "cadical")]
 #[test]
 fn fresh_solutions_of_xpose_differ() {
     let Some(cnf) = common::benchmark("large", "xpose.sk_6_134.cnf") else {
         return;
     };
-    let (tests, _) = sample_and_verify(
+    let (tests, stats) = sample_and_verify_within(
         &cnf,
+        "900",
         &[
             "--solver",
             "cadical",
@@ -619,11 +637,11 @@ fn fresh_solutions_of_xpose_differ() {
             "-s",
             "1",
             "--max-tests",
-            "10",
+            "5",
             "-q",
         ],
     );
-    assert_eq!(tests, 10);
+    assert_eq!(tests, 5, "stopped for {}", stats["stop"]);
 }
 
 /// `minimize` keeps a subset of the pool with all of its pairwise coverage of `c ind`,
