@@ -2,6 +2,7 @@
 //! crossbeam channels that carry the same encoded messages MPI would.
 
 use super::{Coordinator, Endpoint, Rank, TransportError};
+use crate::budget::Budget;
 use crate::oracle::Solvers;
 use crate::sampler::{self, Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
@@ -172,9 +173,9 @@ pub fn coordinate<E: Endpoint>(
             scope.spawn(move || run_rank(line, threads, checker, solvers, interrupt));
         }
         let fingerprint = checker.cnf().fingerprint();
-        let mut coordinator =
-            Coordinator::connect(endpoint, fingerprint, run.config.time_limit, interrupt)?;
-        sampler::sample_with(&mut coordinator, run, observer)
+        let budget = Budget::new(run.config.time_limit, interrupt);
+        let mut coordinator = Coordinator::connect(endpoint, fingerprint, budget)?;
+        sampler::sample_with(&mut coordinator, run, budget, observer)
         // Dropping the coordinator closes the links, so every rank thread ends.
     })
 }
@@ -336,7 +337,12 @@ mod tests {
         let result = std::thread::scope(|scope| {
             scope.spawn(|| run_rank(first, 1, &checker, Solvers::splr(), &stop));
             scope.spawn(|| run_rank(second, 1, &wrong, Solvers::splr(), &stop));
-            Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop).map(|_| ())
+            Coordinator::connect(
+                hub,
+                cnf.fingerprint(),
+                Budget::new(Duration::from_secs(9), &stop),
+            )
+            .map(|_| ())
         });
         let err = result.unwrap_err().to_string();
         assert!(err.contains("rank 1 read another formula"), "{err}");
@@ -352,8 +358,11 @@ mod tests {
             for line in lines {
                 scope.spawn(|| run_rank(line, 1, &checker, Solvers::splr(), &stop));
             }
-            let mut coordinator =
-                Coordinator::connect(hub, cnf.fingerprint(), Duration::from_secs(9), &stop)?;
+            let mut coordinator = Coordinator::connect(
+                hub,
+                cnf.fingerprint(),
+                Budget::new(Duration::from_secs(9), &stop),
+            )?;
             // A check against a centroid that was never sent indexes out of bounds.
             let bad = Task::Check {
                 centroid: 5,

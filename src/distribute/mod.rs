@@ -85,13 +85,12 @@ pub struct Coordinator<'a, E: Endpoint> {
 }
 
 impl<'a, E: Endpoint> Coordinator<'a, E> {
-    /// Starts every rank on `cnf_fingerprint` with `time_limit` to go; fails when a rank
+    /// Starts every rank on `cnf_fingerprint` with what `budget` leaves; fails when a rank
     /// refuses (it read another formula).
     pub fn connect(
         endpoint: E,
         cnf_fingerprint: u64,
-        time_limit: Duration,
-        interrupt: &'a AtomicBool,
+        budget: Budget<'a>,
     ) -> Result<Self, SampleError> {
         let mut coordinator = Coordinator {
             ranks: (0..endpoint.peers())
@@ -100,13 +99,15 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             endpoint,
             centroids: Vec::new(),
             next_batch: 0,
-            budget: Budget::new(time_limit, interrupt),
+            budget,
             finished: false,
             busy: Duration::ZERO,
         };
         coordinator.broadcast(&ToRank::Start {
             fingerprint: cnf_fingerprint,
-            seconds_left: time_limit.as_secs_f64(),
+            seconds_left: budget
+                .remaining()
+                .map_or(f64::INFINITY, |left| left.as_secs_f64()),
         })?;
         for _ in 0..coordinator.ranks.len() {
             let (rank, message) = coordinator.receive()?;

@@ -82,16 +82,18 @@ pub fn sample_in_process(
 ) -> Result<Report, SampleError> {
     let budget = Budget::new(run.config.time_limit, run.interrupt);
     let worker = Worker::new(run.checker, run.solvers, budget);
-    sample_with(&mut LocalWorkforce::new(worker), run, observer)
+    sample_with(&mut LocalWorkforce::new(worker), run, budget, observer)
 }
 
-/// Runs `run` with its tasks done by `workforce`.
+/// Runs `run` with its tasks done by `workforce`, until `budget` (`run`'s time limit, from
+/// when the workforce's own was set: one deadline for both) is spent.
 pub fn sample_with(
     workforce: &mut dyn Workforce,
     run: &Sampling,
+    budget: Budget,
     observer: &mut dyn Observer,
 ) -> Result<Report, SampleError> {
-    let mut snap = snap::Snap::new(run.checker, run.config, run.interrupt);
+    let mut snap = snap::Snap::new(run.checker, run.config, budget);
     let result = snap.run(workforce, run.resumed, observer);
     // The ranks are stopped however the run ended, so that none waits for work forever.
     let ranks = workforce.finish();

@@ -26,7 +26,6 @@ use crate::sampler::{
 use crate::verify::Checker;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The diversity measure whose improvement decides whether another round runs (step 4a).
@@ -143,10 +142,13 @@ pub(super) struct Snap<'a> {
 }
 
 impl<'a> Snap<'a> {
+    /// A run under `budget`: the one its workforce was given, so that no task is skipped
+    /// for a deadline the run has not reached (a round of skipped tasks then read as one
+    /// that found nothing new).
     pub(super) fn new(
         checker: &'a Checker<'a>,
         config: &'a SnapConfig,
-        interrupt: &'a AtomicBool,
+        budget: Budget<'a>,
     ) -> Self {
         let start = Instant::now();
         let projection = checker.cnf().projection();
@@ -154,7 +156,7 @@ impl<'a> Snap<'a> {
             config,
             metrics: Metrics::default(),
             start,
-            budget: Budget::new(config.time_limit, interrupt),
+            budget,
             spent_at: None,
             merging: Duration::ZERO,
             settling: Duration::ZERO,
@@ -374,9 +376,11 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Solvers;
     use crate::oracle::Splr;
-    use crate::sampler::{sample, sample_in_process, Sampling};
+    use crate::sampler::work::{LocalWorkforce, Worker, Workforce};
+    use crate::sampler::{sample, sample_in_process, sample_with, SampleError, Sampling};
     use proptest::prelude::*;
     use std::collections::HashSet;
+    use std::sync::atomic::AtomicBool;
 
     pub(super) fn planted(num_vars: usize, num_clauses: usize, seed: u64) -> Cnf {
         crate::testing::planted(num_vars, num_clauses, seed).0
@@ -448,6 +452,72 @@ mod tests {
             time_limit: Duration::from_secs(60),
             ..Default::default()
         }
+    }
+
+    /// Lets the deadline pass before every round's tasks (those with centroids: not the
+    /// initial solutions), so that they are all skipped.
+    struct LateWorkforce<'a> {
+        inner: LocalWorkforce<'a>,
+        budget: Budget<'a>,
+    }
+
+    impl Workforce for LateWorkforce<'_> {
+        fn run(
+            &mut self,
+            centroids: &[Assignment],
+            tasks: Vec<crate::sampler::work::Task>,
+            deliver: &mut crate::sampler::work::Deliver,
+        ) -> Result<(), SampleError> {
+            if !centroids.is_empty() {
+                let left = self.budget.remaining().expect("a deadline");
+                std::thread::sleep(left + Duration::from_millis(1));
+            }
+            self.inner.run(centroids, tasks, deliver)
+        }
+
+        fn finish(&mut self) -> Result<Vec<crate::sampler::work::RankReport>, SampleError> {
+            self.inner.finish()
+        }
+
+        fn busy(&self) -> Duration {
+            self.inner.busy()
+        }
+    }
+
+    /// A round whose tasks the deadline skipped ends the run for the time limit. The run's
+    /// deadline had been set after its workforce's, as late as building the workforce took
+    /// (on a large formula, its watch lists): the workforce skipped a round's tasks while
+    /// the run, not yet at its own deadline, read the round as finding nothing new and
+    /// stopped as converged (xpose.sk_6_134 with `-t 60`: "no-new-tests").
+    #[test]
+    fn a_round_the_deadline_cut_stops_for_the_time_limit() {
+        let cnf = planted(30, 90, 5);
+        let checker = Checker::new(&cnf);
+        let config = SnapConfig {
+            time_limit: Duration::from_millis(800),
+            ..small_config(1)
+        };
+        let interrupt = AtomicBool::new(false);
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let budget = Budget::new(config.time_limit, &interrupt);
+        let worker = Worker::new(&checker, run.solvers, budget);
+        // As long as a large formula's workforce takes to build.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut workforce = LateWorkforce {
+            inner: LocalWorkforce::new(worker),
+            budget,
+        };
+        let mut sink = |_: &Assignment| Ok(());
+        let report = sample_with(&mut workforce, &run, budget, &mut sink).unwrap();
+        let last = report.rounds.last().unwrap();
+        assert!(last.round > 0 && last.skipped > 0, "{last:?}");
+        assert_eq!(report.stop, StopReason::TimeLimit);
     }
 
     #[test]

@@ -77,6 +77,7 @@ impl Snap<'_> {
 mod tests {
     use super::super::tests::{planted, small_config};
     use super::*;
+    use crate::budget::Budget;
     use crate::verify::Checker;
     use std::sync::atomic::AtomicBool;
 
@@ -92,7 +93,11 @@ mod tests {
             ..small_config(1)
         };
         let interrupt = AtomicBool::new(true);
-        let snap = Snap::new(&checker, &config, &interrupt);
+        let snap = Snap::new(
+            &checker,
+            &config,
+            Budget::new(config.time_limit, &interrupt),
+        );
         let cut_short = RoundStats {
             new_tests: 5,
             ncd: f64::NAN,
