@@ -85,8 +85,8 @@ pub fn sample_in_process(
     sample_with(&mut LocalWorkforce::new(worker), run, budget, observer)
 }
 
-/// Runs `run` with its tasks done by `workforce`, until `budget` (`run`'s time limit, from
-/// when the workforce's own was set: one deadline for both) is spent.
+/// Runs `run` with its tasks done by `workforce`, until `budget` is spent: the budget the
+/// workforce was given, so that both read one deadline.
 pub fn sample_with(
     workforce: &mut dyn Workforce,
     run: &Sampling,

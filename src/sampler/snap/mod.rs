@@ -376,7 +376,7 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Solvers;
     use crate::oracle::Splr;
-    use crate::sampler::work::{LocalWorkforce, Worker, Workforce};
+    use crate::sampler::work::{Deliver, LocalWorkforce, RankReport, Task, Worker, Workforce};
     use crate::sampler::{sample, sample_in_process, sample_with, SampleError, Sampling};
     use proptest::prelude::*;
     use std::collections::HashSet;
@@ -465,8 +465,8 @@ mod tests {
         fn run(
             &mut self,
             centroids: &[Assignment],
-            tasks: Vec<crate::sampler::work::Task>,
-            deliver: &mut crate::sampler::work::Deliver,
+            tasks: Vec<Task>,
+            deliver: &mut Deliver,
         ) -> Result<(), SampleError> {
             if !centroids.is_empty() {
                 let left = self.budget.remaining().expect("a deadline");
@@ -475,7 +475,7 @@ mod tests {
             self.inner.run(centroids, tasks, deliver)
         }
 
-        fn finish(&mut self) -> Result<Vec<crate::sampler::work::RankReport>, SampleError> {
+        fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
             self.inner.finish()
         }
 
