@@ -30,6 +30,64 @@ const PROBE_TICKS: u64 = 50;
 /// Activity above which every activity is scaled down.
 const RESCALE: f64 = 1e100;
 
+/// A learned clause, by its name in `Refuter::literals`, and its glue ([`Refuter::glue`]).
+#[derive(Debug, Clone, Copy)]
+struct Learned {
+    name: u32,
+    glue: u32,
+}
+
+/// Learned clauses of glue up to this are never dropped within a call (Glucose's "glue
+/// clauses" are those of 2).
+const KEPT_GLUE: u32 = 2;
+/// Learned clauses a call adds between reductions of them ([`Refuter::reduce_learned`]).
+const REDUCE_EVERY: usize = 2_000;
+
+/// Conflicts between restarts, times the Luby sequence's terms (MiniSat's unit).
+const RESTART_UNIT: u64 = 100;
+
+/// When a search starts over from its assumptions, keeping what it learned and its saved
+/// phases: after `RESTART_UNIT` times 1, 1, 2, 1, 1, 2, 4, … conflicts (Luby's sequence).
+/// Without restarts a search stays under its first decisions however badly they chose, and
+/// the long searches of a fresh solution on the hardest case studies are where its time
+/// went.
+#[derive(Debug, Default)]
+struct Restarts {
+    /// Restarts so far.
+    done: u64,
+    /// Conflicts since the last.
+    conflicts: u64,
+}
+
+impl Restarts {
+    /// Counts a conflict; true when the search is to restart now.
+    fn due(&mut self) -> bool {
+        self.conflicts += 1;
+        if self.conflicts < RESTART_UNIT * luby(self.done) {
+            return false;
+        }
+        self.done += 1;
+        self.conflicts = 0;
+        true
+    }
+}
+
+/// Term `i` (from 0) of Luby's sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, ….
+fn luby(mut i: u64) -> u64 {
+    // The smallest complete prefix 2^k − 1 holding term i, then down into the copy i is in.
+    let (mut size, mut exponent) = (1u64, 0u32);
+    while size < i + 1 {
+        exponent += 1;
+        size = 2 * size + 1;
+    }
+    while size - 1 != i {
+        size = (size - 1) >> 1;
+        exponent -= 1;
+        i %= size;
+    }
+    1 << exponent
+}
+
 /// What a search under assumptions found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
@@ -50,8 +108,9 @@ enum Ended {
     GaveUp,
 }
 
-/// A CDCL search over a fixed formula (two watched literals, first-UIP learning, activity
-/// ordered decisions, saved phases; no restarts), answering whether assumptions contradict
+/// A CDCL search over a fixed formula (two watched literals, first-UIP learning with
+/// recursive minimization, activity ordered decisions, saved phases, Luby restarts),
+/// answering whether assumptions contradict
 /// it, and with which model or failed assumptions.
 pub struct Refuter {
     /// Clauses end to end, each named (in watches and reasons) by where its literals start
@@ -59,8 +118,8 @@ pub struct Refuter {
     literals: Vec<Lit>,
     /// Where the learned clauses start in `literals`: the formula's own come before.
     learned_from: usize,
-    /// Learned clauses held.
-    learned: usize,
+    /// The learned clauses held, in the order they are in `literals`, each with its glue.
+    learned: Vec<Learned>,
     /// Per literal: the clauses watching it, visited when it becomes false.
     watches: Vec<Vec<Watch>>,
     /// Per literal: 0 unassigned, 1 true, -1 false.
@@ -75,6 +134,8 @@ pub struct Refuter {
     contradictory: bool,
     /// Learned clauses kept before all of them are dropped.
     max_learned: usize,
+    /// Learned clauses a call adds between reductions (`REDUCE_EVERY`, but for tests).
+    reduce_every: usize,
     activity: Vec<f64>,
     bump: f64,
     /// Decision order: unassigned variables by activity (a binary max-heap of variables).
@@ -83,6 +144,14 @@ pub struct Refuter {
     place: Vec<u32>,
     saved_phase: Vec<bool>,
     seen: Vec<bool>,
+    /// Per decision level: the conflict that last counted it in a learned clause's glue.
+    glue_stamp: Vec<u64>,
+    /// Conflicts of the calls so far: the stamps of `glue_stamp`.
+    conflicts: u64,
+    /// Variables [`Refuter::minimize`] marked `seen` beyond the learned clause's own.
+    marked_on_the_way: Vec<usize>,
+    /// Literals whose reasons [`Refuter::minimize`] has still to follow.
+    pending: Vec<Lit>,
     /// Watches visited by propagation so far: the measure of probing's effort.
     ticks: u64,
     /// Literal occurrences in the formula's clauses.
@@ -96,7 +165,7 @@ impl Refuter {
         let mut refuter = Refuter {
             literals: Vec::new(),
             learned_from: 0,
-            learned: 0,
+            learned: Vec::new(),
             watches: vec![Vec::new(); 2 * num_vars],
             value: vec![0; 2 * num_vars],
             level: vec![0; num_vars],
@@ -106,12 +175,17 @@ impl Refuter {
             processed: 0,
             contradictory: false,
             max_learned: MAX_LEARNED,
+            reduce_every: REDUCE_EVERY,
             activity: vec![0.0; num_vars],
             bump: 1.0,
             heap: Vec::with_capacity(num_vars),
             place: vec![u32::MAX; num_vars],
             saved_phase: vec![false; num_vars],
             seen: vec![false; num_vars],
+            glue_stamp: Vec::new(),
+            conflicts: 0,
+            marked_on_the_way: Vec::new(),
+            pending: Vec::new(),
             ticks: 0,
             size: 0,
         };
@@ -313,6 +387,7 @@ impl Refuter {
             }
             clause = self.reason[v];
         }
+        self.minimize(&mut learned);
         for &lit in &learned[1..] {
             self.seen[var_index(lit)] = false;
         }
@@ -325,6 +400,97 @@ impl Refuter {
             back_to = self.level[var_index(learned[1])];
         }
         (learned, back_to)
+    }
+
+    /// The decision levels among `learned`'s literals (its glue, or LBD): the fewer, the more
+    /// often the clause propagates, as Glucose keeps them.
+    fn glue(&mut self, learned: &[Lit]) -> u32 {
+        let levels = self.decision_level() as usize + 1;
+        if self.glue_stamp.len() < levels {
+            self.glue_stamp.resize(levels, 0);
+        }
+        let mut glue = 0;
+        for &lit in learned {
+            let level = self.level[var_index(lit)] as usize;
+            if self.glue_stamp[level] != self.conflicts {
+                self.glue_stamp[level] = self.conflicts;
+                glue += 1;
+            }
+        }
+        glue
+    }
+
+    /// Drops the worse half of the learned clauses whose glue is above `KEPT_GLUE`, the
+    /// higher glue first, the older first among equals; at level 0. A long search otherwise
+    /// propagates through every clause it ever learned: a fresh solution of
+    /// karatsuba.sk_7_41 learns up to 20,000.
+    fn reduce_learned(&mut self) {
+        let mut candidates: Vec<usize> = (0..self.learned.len())
+            .filter(|&k| self.learned[k].glue > KEPT_GLUE)
+            .collect();
+        candidates.sort_by_key(|&k| (std::cmp::Reverse(self.learned[k].glue), k));
+        let mut dropped = vec![false; self.learned.len()];
+        for &k in &candidates[..candidates.len() / 2] {
+            dropped[k] = true;
+        }
+        self.keep_learned(|k, _| !dropped[k]);
+    }
+
+    /// Drops from `learned` (its literals past the first marked `seen`) every literal implied
+    /// by the others (recursive minimization, as MiniSat does): shorter clauses propagate
+    /// sooner and cost fewer watches. A literal goes when its reason's other literals are
+    /// each in the clause, fixed at level 0, or themselves implied so; the search stops
+    /// early at a decision, or at a level no literal of the clause is on. Leaves `seen` set
+    /// exactly on the literals kept.
+    fn minimize(&mut self, learned: &mut Vec<Lit>) {
+        let levels = learned[1..].iter().fold(0u64, |levels, &lit| {
+            levels | 1 << (self.level[var_index(lit)] % 64)
+        });
+        let mut kept = 1;
+        for k in 1..learned.len() {
+            let lit = learned[k];
+            if self.reason[var_index(lit)] == NO_REASON || !self.implied_by_marked(lit, levels) {
+                learned[kept] = lit;
+                kept += 1;
+            } else {
+                // Still marked while the others are looked at: it is implied by them.
+                self.marked_on_the_way.push(var_index(lit));
+            }
+        }
+        learned.truncate(kept);
+        for v in self.marked_on_the_way.drain(..) {
+            self.seen[v] = false;
+        }
+    }
+
+    /// Whether `lit`'s reason clause, followed back, ends only in literals marked `seen` or
+    /// fixed at level 0 (see [`Refuter::minimize`]). Literals found implied on the way are
+    /// marked too, and listed in `marked_on_the_way` for clearing; on a failure, the marks of
+    /// this search are undone.
+    fn implied_by_marked(&mut self, lit: Lit, levels: u64) -> bool {
+        let undo_to = self.marked_on_the_way.len();
+        self.pending.clear();
+        self.pending.push(lit);
+        while let Some(implied) = self.pending.pop() {
+            let implied_var = var_index(implied);
+            for k in self.clause(self.reason[implied_var]) {
+                let v = var_index(self.literals[k]);
+                if v == implied_var || self.seen[v] || self.level[v] == 0 {
+                    continue;
+                }
+                let on_a_clause_level = levels & (1 << (self.level[v] % 64)) != 0;
+                if self.reason[v] == NO_REASON || !on_a_clause_level {
+                    for v in self.marked_on_the_way.drain(undo_to..) {
+                        self.seen[v] = false;
+                    }
+                    return false;
+                }
+                self.seen[v] = true;
+                self.marked_on_the_way.push(v);
+                self.pending.push(self.literals[k]);
+            }
+        }
+        true
     }
 
     fn bump_activity(&mut self, v: usize) {
@@ -340,15 +506,30 @@ impl Refuter {
         }
     }
 
-    /// Drops every learned clause and watches the formula's clauses anew; at level 0 only.
-    fn forget_learned(&mut self) {
-        self.literals.truncate(self.learned_from);
-        self.learned = 0;
+    /// Keeps the learned clauses `keep` says, in their order, and watches every clause
+    /// anew; at level 0 only, where no reason is needed.
+    fn keep_learned(&mut self, keep: impl Fn(usize, &Learned) -> bool) {
+        let learned = std::mem::take(&mut self.learned);
+        let mut end = self.learned_from;
+        for (k, clause) in learned.iter().enumerate() {
+            if !keep(k, clause) {
+                continue;
+            }
+            let range = self.clause(clause.name);
+            let len = range.len();
+            self.literals.copy_within(range.start - 1..range.end, end);
+            self.learned.push(Learned {
+                name: (end + 1) as u32,
+                glue: clause.glue,
+            });
+            end += len + 1;
+        }
+        self.literals.truncate(end);
         for list in &mut self.watches {
             list.clear();
         }
         let mut length_at = 0;
-        while length_at < self.learned_from {
+        while length_at < self.literals.len() {
             let c = length_at as u32 + 1;
             self.watch_clause(c);
             length_at = self.clause(c).end;
@@ -406,10 +587,12 @@ impl Refuter {
         if self.contradictory {
             return Ended::Refuted(None);
         }
-        if self.learned > self.max_learned {
-            self.forget_learned();
+        if self.learned.len() > self.max_learned {
+            self.keep_learned(|_, _| false);
         }
         let (mut conflicts, mut decisions) = (0, 0u64);
+        let mut restarts = Restarts::default();
+        let mut reduce_at = self.learned.len() + self.reduce_every;
         loop {
             if let Some(conflict) = self.propagate() {
                 if self.decision_level() == 0 {
@@ -417,18 +600,29 @@ impl Refuter {
                     break Ended::Refuted(None);
                 }
                 conflicts += 1;
+                self.conflicts += 1;
                 let (learned, back_to) = self.analyze(conflict);
+                let glue = self.glue(&learned);
                 self.backtrack(back_to);
                 if learned.len() == 1 {
                     self.enqueue(learned[0], NO_REASON);
                 } else {
-                    let clause = self.add_clause(&learned);
-                    self.learned += 1;
-                    self.enqueue(learned[0], clause);
+                    let name = self.add_clause(&learned);
+                    self.learned.push(Learned { name, glue });
+                    self.enqueue(learned[0], name);
                 }
                 self.bump /= 0.95;
                 if conflicts >= max_conflicts || (conflicts % 16 == 0 && give_up()) {
                     break Ended::GaveUp;
+                }
+                if restarts.due() {
+                    if self.learned.len() >= reduce_at {
+                        self.backtrack(0);
+                        self.reduce_learned();
+                        reduce_at = self.learned.len() + self.reduce_every;
+                    } else {
+                        self.backtrack(self.decision_level().min(assumptions.len() as u32));
+                    }
                 }
                 continue;
             }
@@ -665,6 +859,68 @@ mod tests {
     use crate::formula::literal;
     use crate::verify::Checker;
     use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Searches long enough to restart, to minimize many learned clauses and (on half the
+    /// formulas) to reduce them (planted 3-SAT, five clauses a variable: 16,000 conflicts
+    /// and 80 restarts in all) find models of formulas and assumptions the planted model
+    /// satisfies, never a refutation; under assumptions it may not satisfy, what they name
+    /// as failing is among the assumptions and not all true in the planted model.
+    #[test]
+    fn long_searches_stay_sound() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let (mut models, mut refuted) = (0, 0);
+        for seed in 0..30 {
+            let (cnf, planted) = crate::testing::planted(300, 1500, seed);
+            let checker = Checker::new(&cnf);
+            let mut search = Refuter::new(&cnf);
+            // Half the formulas see their learned clauses reduced many times a search.
+            if seed % 2 == 1 {
+                search.reduce_every = 20;
+            }
+            for query in 0..6 {
+                for v in 0..300 {
+                    search.set_phase(v, rng.gen());
+                }
+                let assumptions: Vec<Lit> = (0..rng.gen_range(0..12))
+                    .map(|_| {
+                        let v = rng.gen_range(0..300);
+                        let value = if query % 2 == 0 {
+                            planted.get(v)
+                        } else {
+                            rng.gen()
+                        };
+                        literal(v, value)
+                    })
+                    .collect();
+                match search.search(&assumptions, u32::MAX, &|| false) {
+                    Found::Model(model) => {
+                        assert!(checker.satisfies(&model), "seed {seed}");
+                        assert!(assumptions.iter().all(|&l| model.satisfies(l)));
+                        models += 1;
+                    }
+                    Found::Refuted(failed) => {
+                        assert!(query % 2 == 1, "seed {seed}: the planted model holds");
+                        assert!(failed.iter().all(|l| assumptions.contains(l)));
+                        assert!(!failed.iter().all(|&l| planted.satisfies(l)));
+                        refuted += 1;
+                    }
+                    Found::GaveUp => panic!("no limit was set"),
+                }
+            }
+        }
+        assert!(models >= 90 && refuted > 0, "{models} {refuted}");
+    }
+
+    #[test]
+    fn restarts_follow_luby_s_sequence() {
+        let terms: Vec<u64> = (0..15).map(luby).collect();
+        assert_eq!(terms, [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]);
+        let mut restarts = Restarts::default();
+        let at: Vec<u64> = (1..=700).filter(|_| restarts.due()).collect();
+        assert_eq!(at, [100, 200, 400, 500, 600]);
+    }
 
     /// The models of `cnf` (8 variables) that make every literal of `assumptions` true.
     fn models(cnf: &Cnf, assumptions: &[Lit]) -> usize {

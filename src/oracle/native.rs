@@ -4,8 +4,9 @@
 //!
 //! A pure-Rust build's answer to CaDiCaL's sessions: splr 0.17 has no assumptions and no
 //! phases, so it is rebuilt for every query, and on the slow case studies the rebuilding, not
-//! the search, is the time (`crate::refute`). The refuter has no restarts, and of
-//! preprocessing only failed-literal probing when a lane opens: a search past
+//! the search, is the time (`crate::refute`). The refuter's learned clauses are dropped only
+//! between calls, and of preprocessing it has only failed-literal probing when a lane
+//! opens: a search past
 //! `OWN_CONFLICTS` goes to splr, with the assumptions as units.
 
 use super::{
