@@ -146,8 +146,8 @@ pub struct Refuter {
     seen: Vec<bool>,
     /// Per decision level: the conflict that last counted it in a learned clause's glue.
     glue_stamp: Vec<u64>,
-    /// Conflicts of the calls so far: the stamps of `glue_stamp`.
-    conflicts: u64,
+    /// Conflicts of all calls so far: the stamps of `glue_stamp`.
+    total_conflicts: u64,
     /// Variables [`Refuter::minimize`] marked `seen` beyond the learned clause's own.
     marked_on_the_way: Vec<usize>,
     /// Literals whose reasons [`Refuter::minimize`] has still to follow.
@@ -183,7 +183,7 @@ impl Refuter {
             saved_phase: vec![false; num_vars],
             seen: vec![false; num_vars],
             glue_stamp: Vec::new(),
-            conflicts: 0,
+            total_conflicts: 0,
             marked_on_the_way: Vec::new(),
             pending: Vec::new(),
             ticks: 0,
@@ -412,8 +412,8 @@ impl Refuter {
         let mut glue = 0;
         for &lit in learned {
             let level = self.level[var_index(lit)] as usize;
-            if self.glue_stamp[level] != self.conflicts {
-                self.glue_stamp[level] = self.conflicts;
+            if self.glue_stamp[level] != self.total_conflicts {
+                self.glue_stamp[level] = self.total_conflicts;
                 glue += 1;
             }
         }
@@ -433,7 +433,7 @@ impl Refuter {
         for &k in &candidates[..candidates.len() / 2] {
             dropped[k] = true;
         }
-        self.keep_learned(|k, _| !dropped[k]);
+        self.keep_learned(|k| !dropped[k]);
     }
 
     /// Drops from `learned` (its literals past the first marked `seen`) every literal implied
@@ -508,11 +508,11 @@ impl Refuter {
 
     /// Keeps the learned clauses `keep` says, in their order, and watches every clause
     /// anew; at level 0 only, where no reason is needed.
-    fn keep_learned(&mut self, keep: impl Fn(usize, &Learned) -> bool) {
+    fn keep_learned(&mut self, keep: impl Fn(usize) -> bool) {
         let learned = std::mem::take(&mut self.learned);
         let mut end = self.learned_from;
         for (k, clause) in learned.iter().enumerate() {
-            if !keep(k, clause) {
+            if !keep(k) {
                 continue;
             }
             let range = self.clause(clause.name);
@@ -588,7 +588,7 @@ impl Refuter {
             return Ended::Refuted(None);
         }
         if self.learned.len() > self.max_learned {
-            self.keep_learned(|_, _| false);
+            self.keep_learned(|_| false);
         }
         let (mut conflicts, mut decisions) = (0, 0u64);
         let mut restarts = Restarts::default();
@@ -600,7 +600,7 @@ impl Refuter {
                     break Ended::Refuted(None);
                 }
                 conflicts += 1;
-                self.conflicts += 1;
+                self.total_conflicts += 1;
                 let (learned, back_to) = self.analyze(conflict);
                 let glue = self.glue(&learned);
                 self.backtrack(back_to);
