@@ -18,10 +18,13 @@ use crate::formula::{Cnf, Lit};
 use crate::refute::{Found, Refuter};
 
 /// Conflicts a query may take in the refuter before splr takes it over (queries allowed
-/// more). Every repair query (at most 250) and the first two searches of a fresh solution
-/// (200 and 20,000: `sampler::repair::lane`) stay in the refuter; splr gets what once took
-/// seconds in it.
-const OWN_CONFLICTS: u32 = 20_000;
+/// more). Every repair query (at most 250) and the three bounded searches of a fresh
+/// solution (200, 20,000 and 200,000: `sampler::repair::lane`) stay in the refuter; splr
+/// gets what is left of a fresh solution's last search. It was 20,000 while the refuter had
+/// no restarts; with them, splr's part was most of a karatsuba.sk_7_41 run (seed 2: 60% of
+/// perf's samples), and 200,000 gave 319/562/297/322/457 tests in 120 s against
+/// 506/16/82/17/91 (seeds 1–5), parity.sk_11_11's time to 1000 tests unchanged.
+const OWN_CONFLICTS: u32 = 200_000;
 
 /// The refuter per lane, splr behind it.
 #[derive(Debug, Default, Clone, Copy)]
