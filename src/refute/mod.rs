@@ -11,12 +11,15 @@
 //! as before, so the tests are the same whether it runs or not. Under `--solver native` it is
 //! a lane's session (`crate::oracle::native`), and its models are the answers.
 
+mod order;
+
 use crate::assignment::Assignment;
 use crate::formula::{literal_index, var_index, Cnf, Lit};
 use crate::propagate::{
     clause_range, keep_unvisited, prefetch, prefetch_clause, prefetch_watch_lists, push_clause,
     visit_clause, DistinctLiterals, Visited, Watch, BINARY,
 };
+use order::DecisionOrder;
 
 /// No reason: a decision, an assumption, or a value fixed at level 0.
 const NO_REASON: u32 = u32::MAX;
@@ -27,8 +30,6 @@ const MAX_LEARNED: usize = 20_000;
 const PROBE_PASSES: usize = 4;
 /// Watches probing may visit per literal occurrence of the formula.
 const PROBE_TICKS: u64 = 50;
-/// Activity above which every activity is scaled down.
-const RESCALE: f64 = 1e100;
 
 /// A learned clause, by its name in `Refuter::literals`, and its glue ([`Refuter::glue`]).
 #[derive(Debug, Clone, Copy)]
@@ -109,7 +110,7 @@ enum Ended {
 }
 
 /// A CDCL search over a fixed formula (two watched literals, first-UIP learning with
-/// recursive minimization, activity ordered decisions, saved phases, Luby restarts),
+/// recursive minimization, decisions by activity (`order`), saved phases, Luby restarts),
 /// answering whether assumptions contradict
 /// it, and with which model or failed assumptions.
 pub struct Refuter {
@@ -136,12 +137,7 @@ pub struct Refuter {
     max_learned: usize,
     /// Learned clauses a call adds between reductions (`REDUCE_EVERY`, but for tests).
     reduce_every: usize,
-    activity: Vec<f64>,
-    bump: f64,
-    /// Decision order: unassigned variables by activity (a binary max-heap of variables).
-    heap: Vec<u32>,
-    /// Per variable: its place in `heap`, or `u32::MAX`.
-    place: Vec<u32>,
+    order: DecisionOrder,
     saved_phase: Vec<bool>,
     seen: Vec<bool>,
     /// Per decision level: the conflict that last counted it in a learned clause's glue.
@@ -176,10 +172,7 @@ impl Refuter {
             contradictory: false,
             max_learned: MAX_LEARNED,
             reduce_every: REDUCE_EVERY,
-            activity: vec![0.0; num_vars],
-            bump: 1.0,
-            heap: Vec::with_capacity(num_vars),
-            place: vec![u32::MAX; num_vars],
+            order: DecisionOrder::new(num_vars),
             saved_phase: vec![false; num_vars],
             seen: vec![false; num_vars],
             glue_stamp: Vec::new(),
@@ -203,9 +196,6 @@ impl Refuter {
             }
         }
         refuter.learned_from = refuter.literals.len();
-        for v in 0..num_vars {
-            refuter.insert(v);
-        }
         for lit in units {
             match refuter.literal_value(lit) {
                 Some(true) => {}
@@ -338,7 +328,7 @@ impl Refuter {
             self.value[literal_index(lit)] = 0;
             self.value[literal_index(-lit)] = 0;
             self.saved_phase[v] = lit > 0;
-            self.insert(v);
+            self.order.insert(v);
         }
         self.trail.truncate(start);
         self.processed = start;
@@ -362,7 +352,7 @@ impl Refuter {
                 let v = var_index(lit);
                 if Some(v) != implied && !self.seen[v] && self.level[v] > 0 {
                     self.seen[v] = true;
-                    self.bump_activity(v);
+                    self.order.bump(v);
                     if self.level[v] >= self.decision_level() {
                         open += 1;
                     } else {
@@ -493,19 +483,6 @@ impl Refuter {
         true
     }
 
-    fn bump_activity(&mut self, v: usize) {
-        self.activity[v] += self.bump;
-        if self.activity[v] > RESCALE {
-            for a in &mut self.activity {
-                *a /= RESCALE;
-            }
-            self.bump /= RESCALE;
-        }
-        if self.place[v] != u32::MAX {
-            self.sift_up(self.place[v] as usize);
-        }
-    }
-
     /// Keeps the learned clauses `keep` says, in their order, and watches every clause
     /// anew; at level 0 only, where no reason is needed.
     fn keep_learned(&mut self, keep: impl Fn(usize) -> bool) {
@@ -611,7 +588,7 @@ impl Refuter {
                     self.learned.push(Learned { name, glue });
                     self.enqueue(learned[0], name);
                 }
-                self.bump /= 0.95;
+                self.order.decay();
                 if conflicts >= max_conflicts || (conflicts % 16 == 0 && give_up()) {
                     break Ended::GaveUp;
                 }
@@ -698,7 +675,7 @@ impl Refuter {
     /// the ticks reached `limit` or `give_up` said so before the end.
     fn probe_pass(&mut self, limit: u64, give_up: &dyn Fn() -> bool, fixed: &mut usize) -> bool {
         let mut covered = vec![false; self.value.len()];
-        for v in 0..self.activity.len() {
+        for v in 0..self.num_vars() {
             if self.ticks >= limit || (v % 1024 == 0 && give_up()) {
                 return false;
             }
@@ -732,12 +709,12 @@ impl Refuter {
     /// Variables no value at the root fixes (after a search, which ends there).
     pub fn open_variables(&self) -> usize {
         let root = self.levels.first().copied().unwrap_or(self.trail.len());
-        self.activity.len() - root
+        self.num_vars() - root
     }
 
     /// Every variable's value, all of them assigned.
     fn model(&self) -> Assignment {
-        let mut model = Assignment::zeros(self.activity.len());
+        let mut model = Assignment::zeros(self.num_vars());
         for &lit in &self.trail {
             if lit > 0 {
                 model.set(var_index(lit), true);
@@ -780,75 +757,13 @@ impl Refuter {
     }
 
     fn next_decision(&mut self) -> Option<usize> {
-        while let Some(v) = self.pop() {
-            if self.value[2 * v] == 0 {
-                return Some(v);
-            }
-        }
-        None
+        let open = self.num_vars() - self.trail.len();
+        let value = &self.value;
+        self.order.next(open, |v| value[2 * v] == 0)
     }
 
-    fn insert(&mut self, v: usize) {
-        if self.place[v] != u32::MAX {
-            return;
-        }
-        self.place[v] = self.heap.len() as u32;
-        self.heap.push(v as u32);
-        self.sift_up(self.heap.len() - 1);
-    }
-
-    fn pop(&mut self) -> Option<usize> {
-        let top = *self.heap.first()? as usize;
-        let last = self.heap.pop().expect("not empty");
-        self.place[top] = u32::MAX;
-        if !self.heap.is_empty() {
-            self.heap[0] = last;
-            self.place[last as usize] = 0;
-            self.sift_down(0);
-        }
-        Some(top)
-    }
-
-    fn sift_up(&mut self, mut i: usize) {
-        let v = self.heap[i];
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if self.activity[self.heap[parent] as usize] >= self.activity[v as usize] {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            self.place[self.heap[i] as usize] = i as u32;
-            i = parent;
-        }
-        self.heap[i] = v;
-        self.place[v as usize] = i as u32;
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        let v = self.heap[i];
-        loop {
-            let left = 2 * i + 1;
-            if left >= self.heap.len() {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < self.heap.len()
-                && self.activity[self.heap[right] as usize]
-                    > self.activity[self.heap[left] as usize]
-            {
-                right
-            } else {
-                left
-            };
-            if self.activity[self.heap[child] as usize] <= self.activity[v as usize] {
-                break;
-            }
-            self.heap[i] = self.heap[child];
-            self.place[self.heap[i] as usize] = i as u32;
-            i = child;
-        }
-        self.heap[i] = v;
-        self.place[v as usize] = i as u32;
+    fn num_vars(&self) -> usize {
+        self.level.len()
     }
 }
 
