@@ -4,10 +4,9 @@
 //!
 //! A pure-Rust build's answer to CaDiCaL's sessions: splr 0.17 has no assumptions and no
 //! phases, so it is rebuilt for every query, and on the slow case studies the rebuilding, not
-//! the search, is the time (`crate::refute`). The refuter's learned clauses are dropped only
-//! between calls, and of preprocessing it has only failed-literal probing when a lane
-//! opens: a search past
-//! `OWN_CONFLICTS` goes to splr, with the assumptions as units.
+//! the search, is the time (`crate::refute`). Of preprocessing the refuter has only
+//! failed-literal probing when a lane opens, and some formulas it does not solve where splr
+//! does: a query allowed more than `FIRST_TURN` conflicts has the two take turns.
 
 use super::{
     Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr, Steering,
@@ -16,15 +15,20 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
 use crate::refute::{Found, Refuter};
+use std::time::{Duration, Instant};
 
-/// Conflicts a query may take in the refuter before splr takes it over (queries allowed
-/// more). Every repair query (at most 250) and the three bounded searches of a fresh
-/// solution (200, 20,000 and 200,000: `sampler::repair::lane`) stay in the refuter; splr
-/// gets what is left of a fresh solution's last search. It was 20,000 while the refuter had
-/// no restarts; with them, splr's part was most of a karatsuba.sk_7_41 run (seed 2: 60% of
-/// perf's samples), and 200,000 gave 319/562/297/322/457 tests in 120 s against
-/// 506/16/82/17/91 (seeds 1–5), parity.sk_11_11's time to 1000 tests unchanged.
-const OWN_CONFLICTS: u32 = 200_000;
+/// Conflicts past which a query is a long one, where the refuter and splr take turns
+/// (`NativeSession::take_turns`), and the refuter's first turn when splr goes first. Every
+/// repair query (at most 250 conflicts) and a fresh solution's first two searches (200 and
+/// 20,000: `sampler::repair::lane`) are the refuter's alone. Which of the two answers a long
+/// search depends on the formula: with the refuter alone to 200,000 conflicts before splr,
+/// karatsuba.sk_7_41 gave 319/562/297/322/457 tests in 120 s against 506/16/82/17/91 with splr
+/// after 20,000 (seeds 1–5), but xpose.sk_6_134 one test in 60 s against 9 and 10 (seeds 1, 2).
+const FIRST_TURN: u32 = 20_000;
+/// Conflicts of the refuter's first turn when it goes first.
+const REFUTER_FIRST_TURN: u32 = 200_000;
+/// The shortest turn splr gets: it counts whole seconds, and is rebuilt for each turn.
+const SPLR_FIRST_TURN: Duration = Duration::from_secs(1);
 
 /// The refuter per lane, splr behind it.
 #[derive(Debug, Default, Clone, Copy)]
@@ -36,7 +40,7 @@ impl SessionBackend for Native {
     }
 
     fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String> {
-        Ok(Box::new(NativeSession::open(cnf, budget, OWN_CONFLICTS)))
+        Ok(Box::new(NativeSession::open(cnf, budget, FIRST_TURN)))
     }
 }
 
@@ -48,12 +52,17 @@ struct NativeSession<'a> {
     /// refuter's own saved phases would be those of the query before, which may have given up.
     last_model: Option<Assignment>,
     calls: u64,
-    /// `OWN_CONFLICTS`, but for tests of splr's part.
-    own_conflicts: u32,
+    /// `FIRST_TURN`, but for tests of splr's part (0: splr answers every query allowed any
+    /// conflict).
+    first_turn: u32,
+    /// `REFUTER_FIRST_TURN`, but for tests.
+    refuter_first_turn: u32,
+    /// Which engine goes first in a long query.
+    pace: Pace,
 }
 
 impl<'a> NativeSession<'a> {
-    fn open(cnf: &'a Cnf, budget: Budget<'a>, own_conflicts: u32) -> Self {
+    fn open(cnf: &'a Cnf, budget: Budget<'a>, first_turn: u32) -> Self {
         let mut search = Refuter::new(cnf);
         search.probe(&|| budget.exhausted());
         NativeSession {
@@ -62,7 +71,9 @@ impl<'a> NativeSession<'a> {
             budget,
             last_model: None,
             calls: 0,
-            own_conflicts,
+            first_turn,
+            refuter_first_turn: REFUTER_FIRST_TURN.max(first_turn),
+            pace: Pace::default(),
         }
     }
 
@@ -86,8 +97,9 @@ impl<'a> NativeSession<'a> {
         }
     }
 
-    /// splr on the formula with `assumptions` as units, preferring `phases`, for the time left.
-    fn splr(&self, assumptions: &[Lit], phases: &Assignment) -> Answer {
+    /// splr on the formula with `assumptions` as units, preferring `phases`, for `time` at most;
+    /// each call perturbs the formula otherwise (`turn`).
+    fn splr(&self, assumptions: &[Lit], phases: &Assignment, time: Duration, turn: u64) -> Answer {
         let clauses: Vec<Vec<Lit>> = self
             .cnf
             .clauses()
@@ -99,8 +111,8 @@ impl<'a> NativeSession<'a> {
             num_vars: self.cnf.num_vars(),
             clauses: &clauses,
             preferred: Some(&preferred),
-            seed: self.calls,
-            timeout: self.budget.remaining(),
+            seed: self.calls.wrapping_mul(1 << 16) ^ turn,
+            timeout: Some(self.budget.remaining().map_or(time, |left| left.min(time))),
             preprocessing: Preprocessing::Full,
         };
         match Splr.solve(&query) {
@@ -108,6 +120,102 @@ impl<'a> NativeSession<'a> {
             // splr names no core: every assumption is one that failed, with the others.
             Outcome::Unsat => Answer::Refuted(assumptions.to_vec()),
             Outcome::Unknown(why) => Answer::Unknown(why),
+        }
+    }
+
+    /// A query allowed `limit` conflicts (more than `first_turn`), the refuter and splr in
+    /// turn, each turn twice as long as that engine's last, until one answers. The one that
+    /// needed less time in the last query either answered goes first (`Pace`): the refuter
+    /// with `REFUTER_FIRST_TURN` conflicts, splr for twice what it needed (at least
+    /// `SPLR_FIRST_TURN`: it is rebuilt for each turn and counts whole seconds); the other's
+    /// first turn is `first_turn` conflicts, or as long as the refuter's last turn took. The
+    /// refuter keeps what it learned across its turns. The query gives up once the refuter
+    /// has spent `limit` conflicts, or the budget is spent.
+    fn take_turns(&mut self, assumptions: &[Lit], phases: &Assignment, limit: u32) -> Answer {
+        let budget = self.budget;
+        let refuter_plays = self.first_turn > 0;
+        let mut splr_next = !refuter_plays || self.pace.splr_first();
+        let mut refuter_turn = if splr_next {
+            self.first_turn
+        } else {
+            self.refuter_first_turn
+        };
+        let mut splr_turn = SPLR_FIRST_TURN.max(2 * self.pace.splr.unwrap_or_default());
+        let (mut spent, mut refuter_time, mut splr_time) = (0u32, Duration::ZERO, Duration::ZERO);
+        for turn in 0u64.. {
+            if budget.exhausted() {
+                break;
+            }
+            let started = Instant::now();
+            if splr_next {
+                let answer = self.splr(assumptions, phases, splr_turn, turn);
+                splr_time += started.elapsed();
+                if !matches!(answer, Answer::Unknown(_)) {
+                    self.pace.splr_answered(splr_time, refuter_time);
+                    return answer;
+                }
+                splr_turn *= 2;
+            } else {
+                if spent >= limit {
+                    break;
+                }
+                let conflicts = refuter_turn.min(limit - spent);
+                let found = self
+                    .search
+                    .search(assumptions, conflicts, &|| budget.exhausted());
+                refuter_time += started.elapsed();
+                match found {
+                    Found::Model(model) => {
+                        self.pace.refuter_answered(refuter_time, splr_time);
+                        return Answer::Model(model);
+                    }
+                    Found::Refuted(failed) => return Answer::Refuted(failed),
+                    Found::GaveUp => {
+                        spent = spent.saturating_add(conflicts);
+                        refuter_turn = refuter_turn.saturating_mul(2);
+                        splr_turn = splr_turn.max(started.elapsed());
+                    }
+                }
+            }
+            splr_next = !splr_next || !refuter_plays;
+        }
+        if budget.exhausted() {
+            Answer::Unknown("time limit".into())
+        } else {
+            Answer::Unknown(format!("no answer in {spent} conflicts"))
+        }
+    }
+}
+
+/// How long each engine needed in the last long query it answered, or at least (the time it
+/// spent on the last one the other answered): whichever needed less goes first in the next.
+/// On karatsuba.sk_7_41 the refuter answers most long queries and splr takes long where it
+/// does; on xpose.sk_6_134 the refuter answers none in 400,000 conflicts and splr takes a
+/// few seconds.
+#[derive(Debug, Default, Clone, Copy)]
+struct Pace {
+    refuter: Duration,
+    /// `None` until splr has taken a turn.
+    splr: Option<Duration>,
+}
+
+impl Pace {
+    fn splr_first(&self) -> bool {
+        self.splr.is_some_and(|splr| splr < self.refuter)
+    }
+
+    /// splr answered in `splr` after the refuter gave up in `refuter`.
+    fn splr_answered(&mut self, splr: Duration, refuter: Duration) {
+        self.splr = Some(splr);
+        self.refuter = self.refuter.max(refuter);
+    }
+
+    /// The refuter answered in `refuter`, after splr gave up in `splr` (zero: splr took no
+    /// turn).
+    fn refuter_answered(&mut self, refuter: Duration, splr: Duration) {
+        self.refuter = refuter;
+        if !splr.is_zero() {
+            self.splr = Some(self.splr.unwrap_or_default().max(splr));
         }
     }
 }
@@ -126,13 +234,18 @@ impl Session for NativeSession<'_> {
         self.calls += 1;
         self.steer(phases, steering);
         let limit = conflicts.unwrap_or(u32::MAX);
-        let own = limit.min(self.own_conflicts);
-        let budget = self.budget;
-        let answer = match self.search.search(assumptions, own, &|| budget.exhausted()) {
-            Found::Model(model) => Answer::Model(model),
-            Found::Refuted(failed) => Answer::Refuted(failed),
-            Found::GaveUp if limit > own && !budget.exhausted() => self.splr(assumptions, phases),
-            Found::GaveUp => Answer::Unknown(format!("no answer in {own} conflicts")),
+        let answer = if limit > self.first_turn {
+            self.take_turns(assumptions, phases, limit)
+        } else {
+            let budget = self.budget;
+            match self
+                .search
+                .search(assumptions, limit, &|| budget.exhausted())
+            {
+                Found::Model(model) => Answer::Model(model),
+                Found::Refuted(failed) => Answer::Refuted(failed),
+                Found::GaveUp => Answer::Unknown(format!("no answer in {limit} conflicts")),
+            }
         };
         if let Answer::Model(model) = &answer {
             self.last_model = Some(model.clone());
@@ -168,7 +281,7 @@ mod tests {
         for round in 0..400 {
             let (cnf, planted_model) = planted(30, 120, round);
             let checker = Checker::new(&cnf);
-            let own = [OWN_CONFLICTS, 0][round as usize % 2];
+            let own = [FIRST_TURN, 0][round as usize % 2];
             let mut session = NativeSession::open(&cnf, Budget::unlimited(), own);
             for query in 0..5 {
                 let literals = |rng: &mut ChaCha8Rng, n| -> Vec<Lit> {
@@ -204,10 +317,50 @@ mod tests {
         );
     }
 
+    /// A long query the refuter's turns cannot answer goes to splr, whose answer holds.
+    #[test]
+    fn splr_answers_a_long_query_the_refuter_gives_up_on() {
+        let (cnf, _) = planted(120, 500, 3);
+        let checker = Checker::new(&cnf);
+        let phases = Assignment::zeros(120);
+        let mut alone = Refuter::new(&cnf);
+        assert_eq!(
+            alone.search(&[], 1, &|| false),
+            Found::GaveUp,
+            "the refuter needs more than one conflict here"
+        );
+        let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
+        session.refuter_first_turn = 1;
+        match session.solve(&[], &phases, Steering::All, Some(2)) {
+            Answer::Model(model) => assert!(checker.satisfies(&model)),
+            other => panic!("{other:?}"),
+        }
+        assert!(session.pace.splr.is_some(), "splr answered");
+    }
+
+    /// The engine that needed less time goes first: splr after it answered sooner than the
+    /// refuter had given up, the refuter again once it answered sooner than splr had.
+    #[test]
+    fn the_engine_that_needed_less_time_goes_first() {
+        let s = Duration::from_secs;
+        let mut pace = Pace::default();
+        assert!(!pace.splr_first(), "the refuter goes first to begin with");
+        pace.refuter_answered(s(1), s(0));
+        assert!(!pace.splr_first(), "splr has not taken a turn");
+        pace.splr_answered(s(4), s(7));
+        assert!(pace.splr_first());
+        pace.splr_answered(s(3), s(0));
+        assert!(pace.splr_first(), "the refuter's 7 s stand");
+        pace.refuter_answered(s(2), s(1));
+        assert!(!pace.splr_first(), "2 s against splr's 3 s");
+        pace.splr_answered(s(30), s(2));
+        assert!(!pace.splr_first());
+    }
+
     #[test]
     fn steering_some_variables_keeps_the_last_model_elsewhere() {
         let cnf = Cnf::from_clauses(4, &[vec![1, 2, 3, 4]]);
-        let mut session = NativeSession::open(&cnf, Budget::unlimited(), OWN_CONFLICTS);
+        let mut session = NativeSession::open(&cnf, Budget::unlimited(), FIRST_TURN);
         let ones = Assignment::from_bit_string("1111").unwrap();
         let zeros = Assignment::from_bit_string("0000").unwrap();
         assert_eq!(
