@@ -97,8 +97,9 @@ impl<'a> NativeSession<'a> {
         }
     }
 
-    /// splr on the formula with `assumptions` as units, preferring `phases`, for `time` at most;
-    /// each call perturbs the formula otherwise (`turn`).
+    /// splr on the formula with `assumptions` as units, preferring `phases`, for `time` at most
+    /// (in whole seconds, within the time left); each call perturbs the formula otherwise
+    /// (`turn`).
     fn splr(&self, assumptions: &[Lit], phases: &Assignment, time: Duration, turn: u64) -> Answer {
         let clauses: Vec<Vec<Lit>> = self
             .cnf
@@ -112,7 +113,14 @@ impl<'a> NativeSession<'a> {
             clauses: &clauses,
             preferred: Some(&preferred),
             seed: self.calls.wrapping_mul(1 << 16) ^ turn,
-            timeout: Some(self.budget.remaining().map_or(time, |left| left.min(time))),
+            // splr counts whole seconds, rounding up: whole seconds within the time left.
+            timeout: Some(Duration::from_secs(
+                self.budget
+                    .remaining()
+                    .map_or(time, |left| left.min(time))
+                    .as_secs()
+                    .max(1),
+            )),
             preprocessing: Preprocessing::Full,
         };
         match Splr.solve(&query) {
@@ -147,7 +155,14 @@ impl<'a> NativeSession<'a> {
                 break;
             }
             let started = Instant::now();
-            if splr_next {
+            // splr's turns are whole seconds: with less left, only the refuter's fit.
+            let splr_fits = budget
+                .remaining()
+                .is_none_or(|left| left >= SPLR_FIRST_TURN);
+            if splr_next && !splr_fits && !refuter_plays {
+                return Answer::Unknown("time limit".into());
+            }
+            if splr_next && splr_fits {
                 let answer = self.splr(assumptions, phases, splr_turn, turn);
                 splr_time += started.elapsed();
                 if !matches!(answer, Answer::Unknown(_)) {
@@ -336,6 +351,22 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(session.pace.splr.is_some(), "splr answered");
+    }
+
+    /// With less than a second left, splr (whose turns are whole seconds) takes none: the
+    /// query ends within the deadline.
+    #[test]
+    fn splr_takes_no_turn_past_the_deadline() {
+        let (cnf, _) = planted(120, 500, 3);
+        let interrupt = std::sync::atomic::AtomicBool::new(false);
+        let budget = Budget::new(Duration::from_millis(500), &interrupt);
+        let mut session = NativeSession::open(&cnf, budget, 0);
+        let phases = Assignment::zeros(120);
+        assert_eq!(
+            session.solve(&[], &phases, Steering::All, None),
+            Answer::Unknown("time limit".into())
+        );
+        assert!(session.pace.splr.is_none());
     }
 
     /// The engine that needed less time goes first: splr after it answered sooner than the
