@@ -6,7 +6,8 @@
 //! phases, so it is rebuilt for every query, and on the slow case studies the rebuilding, not
 //! the search, is the time (`crate::refute`). Of preprocessing the refuter has only
 //! failed-literal probing when a lane opens, and some formulas it does not solve where splr
-//! does: a query allowed more than `FIRST_TURN` conflicts has the two take turns.
+//! does: a query allowed more than `FIRST_TURN` conflicts goes to splr after the refuter's
+//! part.
 
 use super::{
     Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr, Steering,
@@ -15,20 +16,18 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
 use crate::refute::{Found, Refuter};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Conflicts past which a query is a long one, where the refuter and splr take turns
-/// (`NativeSession::take_turns`), and the refuter's first turn when splr goes first. Every
-/// repair query (at most 250 conflicts) and a fresh solution's first two searches (200 and
-/// 20,000: `sampler::repair::lane`) are the refuter's alone. Which of the two answers a long
-/// search depends on the formula: with the refuter alone to 200,000 conflicts before splr,
-/// karatsuba.sk_7_41 gave 319/562/297/322/457 tests in 120 s against 506/16/82/17/91 with splr
-/// after 20,000 (seeds 1–5), but xpose.sk_6_134 one test in 60 s against 9 and 10 (seeds 1, 2).
+/// Conflicts past which a query is a long one (`NativeSession::long_query`), and the
+/// refuter's part of one where splr is favoured. Every repair query (at most 250 conflicts)
+/// and a fresh solution's first two searches (200 and 20,000: `sampler::repair::lane`) are
+/// the refuter's alone. Which engine answers a long search depends on the formula: with the
+/// refuter alone to 200,000 conflicts before splr, karatsuba.sk_7_41 gave 319/562/297/322/457
+/// tests in 120 s against 506/16/82/17/91 with splr after 20,000 (seeds 1–5), but
+/// xpose.sk_6_134 one test in 60 s against 9 and 10 (seeds 1, 2).
 const FIRST_TURN: u32 = 20_000;
-/// Conflicts of the refuter's first turn when it goes first.
-const REFUTER_FIRST_TURN: u32 = 200_000;
-/// The shortest turn splr gets: it counts whole seconds, and is rebuilt for each turn.
-const SPLR_FIRST_TURN: Duration = Duration::from_secs(1);
+/// Conflicts the refuter takes in a long query before splr, where it is favoured.
+const REFUTER_LONG_TURN: u32 = 200_000;
 
 /// The refuter per lane, splr behind it.
 #[derive(Debug, Default, Clone, Copy)]
@@ -55,10 +54,10 @@ struct NativeSession<'a> {
     /// `FIRST_TURN`, but for tests of splr's part (0: splr answers every query allowed any
     /// conflict).
     first_turn: u32,
-    /// `REFUTER_FIRST_TURN`, but for tests.
-    refuter_first_turn: u32,
-    /// Which engine goes first in a long query.
-    pace: Pace,
+    /// `REFUTER_LONG_TURN`, but for tests.
+    refuter_long_turn: u32,
+    /// Which engine a long query starts with.
+    favour: Favour,
 }
 
 impl<'a> NativeSession<'a> {
@@ -72,8 +71,8 @@ impl<'a> NativeSession<'a> {
             last_model: None,
             calls: 0,
             first_turn,
-            refuter_first_turn: REFUTER_FIRST_TURN.max(first_turn),
-            pace: Pace::default(),
+            refuter_long_turn: REFUTER_LONG_TURN,
+            favour: Favour::default(),
         }
     }
 
@@ -97,10 +96,14 @@ impl<'a> NativeSession<'a> {
         }
     }
 
-    /// splr on the formula with `assumptions` as units, preferring `phases`, for `time` at most
-    /// (in whole seconds, within the time left); each call perturbs the formula otherwise
-    /// (`turn`).
-    fn splr(&self, assumptions: &[Lit], phases: &Assignment, time: Duration, turn: u64) -> Answer {
+    /// splr on the formula with `assumptions` as units, preferring `phases`, for the whole
+    /// seconds of `time_left` (none: no deadline).
+    fn splr(
+        &self,
+        assumptions: &[Lit],
+        phases: &Assignment,
+        time_left: Option<Duration>,
+    ) -> Answer {
         let clauses: Vec<Vec<Lit>> = self
             .cnf
             .clauses()
@@ -112,15 +115,9 @@ impl<'a> NativeSession<'a> {
             num_vars: self.cnf.num_vars(),
             clauses: &clauses,
             preferred: Some(&preferred),
-            seed: self.calls.wrapping_mul(1 << 16) ^ turn,
-            // splr counts whole seconds, rounding up: whole seconds within the time left.
-            timeout: Some(Duration::from_secs(
-                self.budget
-                    .remaining()
-                    .map_or(time, |left| left.min(time))
-                    .as_secs()
-                    .max(1),
-            )),
+            seed: self.calls,
+            // splr counts whole seconds, rounding up.
+            timeout: time_left.map(|left| Duration::from_secs(left.as_secs())),
             preprocessing: Preprocessing::Full,
         };
         match Splr.solve(&query) {
@@ -131,107 +128,69 @@ impl<'a> NativeSession<'a> {
         }
     }
 
-    /// A query allowed `limit` conflicts (more than `first_turn`), the refuter and splr in
-    /// turn, each turn twice as long as that engine's last, until one answers. The one that
-    /// needed less time in the last query either answered goes first (`Pace`): the refuter
-    /// with `REFUTER_FIRST_TURN` conflicts, splr for twice what it needed (at least
-    /// `SPLR_FIRST_TURN`: it is rebuilt for each turn and counts whole seconds); the other's
-    /// first turn is `first_turn` conflicts, or as long as the refuter's last turn took. The
-    /// refuter keeps what it learned across its turns. The query gives up once the refuter
-    /// has spent `limit` conflicts, or the budget is spent.
-    fn take_turns(&mut self, assumptions: &[Lit], phases: &Assignment, limit: u32) -> Answer {
-        let budget = self.budget;
-        let refuter_plays = self.first_turn > 0;
-        let mut splr_next = !refuter_plays || self.pace.splr_first();
-        let mut refuter_turn = if splr_next {
+    /// Conflicts the refuter takes in a long query before splr (see `Favour`).
+    fn refuter_part(&self) -> u32 {
+        if self.favour.splr_first() || self.favour.refuter_gave_up {
             self.first_turn
         } else {
-            self.refuter_first_turn
-        };
-        let mut splr_turn = SPLR_FIRST_TURN.max(2 * self.pace.splr.unwrap_or_default());
-        let (mut spent, mut refuter_time, mut splr_time) = (0u32, Duration::ZERO, Duration::ZERO);
-        for turn in 0u64.. {
-            if budget.exhausted() {
-                break;
-            }
-            let started = Instant::now();
-            // splr's turns are whole seconds: with less left, only the refuter's fit.
-            let splr_fits = budget
-                .remaining()
-                .is_none_or(|left| left >= SPLR_FIRST_TURN);
-            if splr_next && !splr_fits && !refuter_plays {
-                return Answer::Unknown("time limit".into());
-            }
-            if splr_next && splr_fits {
-                let answer = self.splr(assumptions, phases, splr_turn, turn);
-                splr_time += started.elapsed();
-                if !matches!(answer, Answer::Unknown(_)) {
-                    self.pace.splr_answered(splr_time, refuter_time);
-                    return answer;
-                }
-                splr_turn *= 2;
-            } else {
-                if spent >= limit {
-                    break;
-                }
-                let conflicts = refuter_turn.min(limit - spent);
-                let found = self
-                    .search
-                    .search(assumptions, conflicts, &|| budget.exhausted());
-                refuter_time += started.elapsed();
-                match found {
-                    Found::Model(model) => {
-                        self.pace.refuter_answered(refuter_time, splr_time);
-                        return Answer::Model(model);
-                    }
-                    Found::Refuted(failed) => return Answer::Refuted(failed),
-                    Found::GaveUp => {
-                        spent = spent.saturating_add(conflicts);
-                        refuter_turn = refuter_turn.saturating_mul(2);
-                        splr_turn = splr_turn.max(started.elapsed());
-                    }
-                }
-            }
-            splr_next = !splr_next || !refuter_plays;
+            self.refuter_long_turn.max(self.first_turn)
         }
-        if budget.exhausted() {
-            Answer::Unknown("time limit".into())
-        } else {
-            Answer::Unknown(format!("no answer in {spent} conflicts"))
+    }
+
+    /// A query allowed `limit` conflicts (more than `first_turn`): the refuter for
+    /// `REFUTER_LONG_TURN` of them (`first_turn` where splr goes first, `Favour`), keeping what
+    /// it learned, then, if the query allows more, splr for the time left. Nothing here
+    /// depends on timing but the run's deadline, so a seed's answers are the same from run
+    /// to run.
+    fn long_query(&mut self, assumptions: &[Lit], phases: &Assignment, limit: u32) -> Answer {
+        let budget = self.budget;
+        let own = self.refuter_part().min(limit);
+        if own > 0 {
+            let found = self.search.search(assumptions, own, &|| budget.exhausted());
+            self.favour.refuter_gave_up = found == Found::GaveUp && own > self.first_turn;
+            match found {
+                Found::Model(model) => {
+                    self.favour.refuter_answered = true;
+                    return Answer::Model(model);
+                }
+                Found::Refuted(failed) => return Answer::Refuted(failed),
+                Found::GaveUp => {}
+            }
         }
+        // splr counts whole seconds, rounding up: with less than one left it would overrun.
+        let left = budget.remaining();
+        if budget.exhausted() || left.is_some_and(|left| left < Duration::from_secs(1)) {
+            return Answer::Unknown("time limit".into());
+        }
+        if limit <= own {
+            return Answer::Unknown(format!("no answer in {own} conflicts"));
+        }
+        let answer = self.splr(assumptions, phases, left);
+        if !matches!(answer, Answer::Unknown(_)) {
+            self.favour.splr_answered = true;
+        }
+        answer
     }
 }
 
-/// How long each engine needed in the last long query it answered, or at least (the time it
-/// spent on the last one the other answered): whichever needed less goes first in the next.
-/// On karatsuba.sk_7_41 the refuter answers most long queries and splr takes long where it
-/// does; on xpose.sk_6_134 the refuter answers none in 400,000 conflicts and splr takes a
-/// few seconds.
+/// Which engine a long query starts with. The refuter for `REFUTER_LONG_TURN` conflicts,
+/// unless its last such part gave up, or splr has answered a long query and the refuter none: on xpose.sk_6_134 (large/) the refuter answers none of its fresh
+/// searches in 400,000 conflicts and splr takes seconds once asked, so there every fresh
+/// solution past the first goes to splr after `FIRST_TURN` conflicts; on karatsuba.sk_7_41 the
+/// refuter answers most of them, and splr takes long on the others. Decided by what answered,
+/// not by times, so a seed's suite stays the same from run to run.
 #[derive(Debug, Default, Clone, Copy)]
-struct Pace {
-    refuter: Duration,
-    /// `None` until splr has taken a turn.
-    splr: Option<Duration>,
+struct Favour {
+    refuter_answered: bool,
+    splr_answered: bool,
+    /// The refuter's long part of the last long query gave up: the next (a fresh solution's
+    /// next try) goes to splr after `FIRST_TURN` conflicts, not after the same search again.
+    refuter_gave_up: bool,
 }
 
-impl Pace {
+impl Favour {
     fn splr_first(&self) -> bool {
-        self.splr.is_some_and(|splr| splr < self.refuter)
-    }
-
-    /// splr answered in `splr` after the refuter gave up in `refuter`.
-    fn splr_answered(&mut self, splr: Duration, refuter: Duration) {
-        self.splr = Some(splr);
-        self.refuter = self.refuter.max(refuter);
-    }
-
-    /// The refuter answered in `refuter`, after splr gave up in `splr` (zero: splr took no
-    /// turn).
-    fn refuter_answered(&mut self, refuter: Duration, splr: Duration) {
-        self.refuter = refuter;
-        if !splr.is_zero() {
-            self.splr = Some(self.splr.unwrap_or_default().max(splr));
-        }
+        self.splr_answered && !self.refuter_answered
     }
 }
 
@@ -250,7 +209,7 @@ impl Session for NativeSession<'_> {
         self.steer(phases, steering);
         let limit = conflicts.unwrap_or(u32::MAX);
         let answer = if limit > self.first_turn {
-            self.take_turns(assumptions, phases, limit)
+            self.long_query(assumptions, phases, limit)
         } else {
             let budget = self.budget;
             match self
@@ -298,6 +257,9 @@ mod tests {
             let checker = Checker::new(&cnf);
             let own = [FIRST_TURN, 0][round as usize % 2];
             let mut session = NativeSession::open(&cnf, Budget::unlimited(), own);
+            if own == 0 {
+                session.refuter_long_turn = 0;
+            }
             for query in 0..5 {
                 let literals = |rng: &mut ChaCha8Rng, n| -> Vec<Lit> {
                     (0..n)
@@ -345,47 +307,72 @@ mod tests {
             "the refuter needs more than one conflict here"
         );
         let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
-        session.refuter_first_turn = 1;
+        session.refuter_long_turn = 1;
         match session.solve(&[], &phases, Steering::All, Some(2)) {
             Answer::Model(model) => assert!(checker.satisfies(&model)),
             other => panic!("{other:?}"),
         }
-        assert!(session.pace.splr.is_some(), "splr answered");
+        assert!(
+            session.favour.splr_first(),
+            "splr answered, the refuter did not"
+        );
     }
 
-    /// With less than a second left, splr (whose turns are whole seconds) takes none: the
-    /// query ends within the deadline.
+    /// After the refuter's long part of a query gives up, the next long query gives it only
+    /// `first_turn` conflicts before splr, not the same long search again; once it answers a
+    /// long query, its long part is back.
+    #[test]
+    fn the_refuter_s_long_part_is_not_repeated_right_after_it_gave_up() {
+        let (cnf, _) = planted(300, 1275, 5);
+        let checker = Checker::new(&cnf);
+        let phases = Assignment::zeros(300);
+        let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
+        session.refuter_long_turn = 2;
+        session.favour.refuter_answered = true;
+        assert_eq!(session.refuter_part(), 2);
+        match session.solve(&[], &phases, Steering::All, Some(3)) {
+            Answer::Model(model) => assert!(checker.satisfies(&model)),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            session.favour.refuter_gave_up,
+            "two conflicts were not enough"
+        );
+        assert_eq!(session.refuter_part(), 1);
+        session.refuter_long_turn = 1_000_000;
+        session.favour.refuter_gave_up = false;
+        assert!(matches!(
+            session.solve(&[], &phases, Steering::All, Some(2_000_000)),
+            Answer::Model(_)
+        ));
+        assert_eq!(session.refuter_part(), 1_000_000);
+    }
+
     #[test]
     fn splr_takes_no_turn_past_the_deadline() {
         let (cnf, _) = planted(120, 500, 3);
         let interrupt = std::sync::atomic::AtomicBool::new(false);
         let budget = Budget::new(Duration::from_millis(500), &interrupt);
         let mut session = NativeSession::open(&cnf, budget, 0);
+        session.refuter_long_turn = 0;
         let phases = Assignment::zeros(120);
         assert_eq!(
             session.solve(&[], &phases, Steering::All, None),
             Answer::Unknown("time limit".into())
         );
-        assert!(session.pace.splr.is_none());
+        assert!(!session.favour.splr_answered);
     }
 
-    /// The engine that needed less time goes first: splr after it answered sooner than the
-    /// refuter had given up, the refuter again once it answered sooner than splr had.
+    /// A long query starts with splr once splr has answered one and the refuter none, and
+    /// with the refuter for good once the refuter has answered one.
     #[test]
-    fn the_engine_that_needed_less_time_goes_first() {
-        let s = Duration::from_secs;
-        let mut pace = Pace::default();
-        assert!(!pace.splr_first(), "the refuter goes first to begin with");
-        pace.refuter_answered(s(1), s(0));
-        assert!(!pace.splr_first(), "splr has not taken a turn");
-        pace.splr_answered(s(4), s(7));
-        assert!(pace.splr_first());
-        pace.splr_answered(s(3), s(0));
-        assert!(pace.splr_first(), "the refuter's 7 s stand");
-        pace.refuter_answered(s(2), s(1));
-        assert!(!pace.splr_first(), "2 s against splr's 3 s");
-        pace.splr_answered(s(30), s(2));
-        assert!(!pace.splr_first());
+    fn splr_goes_first_only_where_the_refuter_has_answered_no_long_query() {
+        let mut favour = Favour::default();
+        assert!(!favour.splr_first(), "the refuter goes first to begin with");
+        favour.splr_answered = true;
+        assert!(favour.splr_first());
+        favour.refuter_answered = true;
+        assert!(!favour.splr_first());
     }
 
     #[test]

@@ -88,8 +88,9 @@ pub struct SampleArgs {
     #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
     pub algorithm: Algorithm,
     /// The solver (Snap). With splr the same seed gives the same suite on any threads and
-    /// ranks; with native and cadical, the same seed and --lanes give the same suite on any
-    /// threads of one rank, and valid suites that depend on timing across several ranks.
+    /// ranks (where no fresh solution takes splr a second: its first tries are timed); with
+    /// native and cadical, the same seed and --lanes give the same suite on any threads of one
+    /// rank, and valid suites that depend on timing across several ranks.
     #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
     pub solver: SolverChoice,
     /// Solver lanes of each rank (native, cadical): task i goes to lane i mod LANES, whose session
