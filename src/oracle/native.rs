@@ -294,7 +294,20 @@ mod tests {
         );
     }
 
-    /// A long query the refuter's turns cannot answer goes to splr, whose answer holds.
+    /// A query of `session` allowed `conflicts` comes back with a model of the formula.
+    fn assert_model(
+        session: &mut NativeSession,
+        checker: &Checker,
+        phases: &Assignment,
+        conflicts: u32,
+    ) {
+        match session.solve(&[], phases, Steering::All, Some(conflicts)) {
+            Answer::Model(model) => assert!(checker.satisfies(&model)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A long query the refuter's part cannot answer goes to splr, whose answer holds.
     #[test]
     fn splr_answers_a_long_query_the_refuter_gives_up_on() {
         let (cnf, _) = planted(120, 500, 3);
@@ -308,10 +321,7 @@ mod tests {
         );
         let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
         session.refuter_long_turn = 1;
-        match session.solve(&[], &phases, Steering::All, Some(2)) {
-            Answer::Model(model) => assert!(checker.satisfies(&model)),
-            other => panic!("{other:?}"),
-        }
+        assert_model(&mut session, &checker, &phases, 2);
         assert!(
             session.favour.splr_first(),
             "splr answered, the refuter did not"
@@ -330,10 +340,7 @@ mod tests {
         session.refuter_long_turn = 2;
         session.favour.refuter_answered = true;
         assert_eq!(session.refuter_part(), 2);
-        match session.solve(&[], &phases, Steering::All, Some(3)) {
-            Answer::Model(model) => assert!(checker.satisfies(&model)),
-            other => panic!("{other:?}"),
-        }
+        assert_model(&mut session, &checker, &phases, 3);
         assert!(
             session.favour.refuter_gave_up,
             "two conflicts were not enough"

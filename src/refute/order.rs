@@ -104,7 +104,7 @@ impl DecisionOrder {
         None
     }
 
-    /// The heap rebuilt of the variables `is_open`, in one pass (Floyd's).
+    /// The heap rebuilt of the variables `is_open`, in one pass.
     fn keep_only(&mut self, is_open: &impl Fn(usize) -> bool) {
         let mut kept = 0;
         for i in 0..self.heap.len() {
@@ -118,10 +118,7 @@ impl DecisionOrder {
             }
         }
         self.heap.truncate(kept);
-        for i in (0..kept / 2).rev() {
-            self.sift_down(i);
-        }
-        self.heaped = kept;
+        self.rebuild();
     }
 
     /// The entries inserted since the last pop made part of the heap: one by one when they
@@ -129,15 +126,21 @@ impl DecisionOrder {
     fn sift_in_the_inserted(&mut self) {
         let len = self.heap.len();
         if 2 * (len - self.heaped) > len {
-            for i in (0..len / 2).rev() {
-                self.sift_down(i);
-            }
+            self.rebuild();
         } else {
             for i in self.heaped..len {
                 self.sift_up(i);
             }
+            self.heaped = len;
         }
-        self.heaped = len;
+    }
+
+    /// All of `heap` made a heap, in one pass (Floyd's).
+    fn rebuild(&mut self) {
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
+        }
+        self.heaped = self.heap.len();
     }
 
     fn pop(&mut self) -> Option<usize> {
