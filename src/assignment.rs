@@ -4,10 +4,85 @@
 use crate::formula::{var_index, Lit};
 
 /// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Assignment {
     words: Box<[u64]>,
     len: usize,
+}
+
+/// Messages carry an assignment as its length and its words' bytes, in one piece: as a
+/// sequence of words, bincode wrote each as a variable-length integer (9 bytes for most
+/// words of a test) and read it back one by one, which was most of a sharded coordinator's
+/// decoding of a rank's tests.
+impl serde::Serialize for Assignment {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Bytes<'b>(&'b [u8]);
+        impl serde::Serialize for Bytes<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_bytes(self.0)
+            }
+        }
+        let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        serde::Serialize::serialize(&(self.len as u64, Bytes(&bytes)), serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Assignment {
+    /// Rejects bytes that are not the words of `len` variables, with no bit set past them.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        struct Words;
+        impl<'de> serde::de::Visitor<'de> for Words {
+            type Value = Vec<u64>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the bytes of whole 64-bit words")
+            }
+            fn visit_bytes<E: Error>(self, bytes: &[u8]) -> Result<Vec<u64>, E> {
+                if !bytes.len().is_multiple_of(8) {
+                    return Err(E::invalid_length(bytes.len(), &self));
+                }
+                Ok(bytes
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                    .collect())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Vec<u64>, A::Error> {
+                let mut bytes = Vec::new();
+                while let Some(byte) = seq.next_element::<u8>()? {
+                    bytes.push(byte);
+                }
+                self.visit_bytes(&bytes)
+            }
+        }
+        struct AsBytes(Vec<u64>);
+        impl<'de> serde::Deserialize<'de> for AsBytes {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_bytes(Words).map(AsBytes)
+            }
+        }
+        let (len, AsBytes(words)) = <(u64, AsBytes)>::deserialize(deserializer)?;
+        let len = usize::try_from(len).map_err(D::Error::custom)?;
+        if words.len() != len.div_ceil(64) {
+            return Err(D::Error::custom(format!(
+                "{} words for {len} variables",
+                words.len()
+            )));
+        }
+        let past_the_last = match (words.last(), len % 64) {
+            (Some(last), used) if used > 0 => last >> used,
+            _ => 0,
+        };
+        if past_the_last != 0 {
+            return Err(D::Error::custom("bits set past the last variable"));
+        }
+        Ok(Assignment {
+            words: words.into_boxed_slice(),
+            len,
+        })
+    }
 }
 
 impl std::fmt::Debug for Assignment {
@@ -420,6 +495,48 @@ mod tests {
             prop_assert_eq!(Assignment::from_literals(bits.len(), &lits), a.clone());
             prop_assert_eq!(a.ones().count(), a.count_ones());
             prop_assert_eq!(a.xor(&a).count_ones(), 0);
+            let config = bincode::config::standard();
+            let bytes = bincode::serde::encode_to_vec(&a, config).unwrap();
+            let (back, used): (Assignment, usize) =
+                bincode::serde::decode_from_slice(&bytes, config).unwrap();
+            prop_assert_eq!(used, bytes.len());
+            prop_assert_eq!(back, a);
         }
+    }
+
+    /// In a message, an assignment is its length and its words' bytes in one piece, and
+    /// bytes that are not the words of that many variables are refused, not taken in.
+    #[test]
+    fn encoded_assignments_are_their_bytes_and_malformed_ones_are_refused() {
+        let config = bincode::config::standard();
+        let encode = |len: u64, bytes: &[u8]| {
+            struct Raw<'b>(&'b [u8]);
+            impl serde::Serialize for Raw<'_> {
+                fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    s.serialize_bytes(self.0)
+                }
+            }
+            bincode::serde::encode_to_vec((len, Raw(bytes)), config).unwrap()
+        };
+        let decode = |bytes: &[u8]| {
+            bincode::serde::decode_from_slice::<Assignment, _>(bytes, config).map(|(a, _)| a)
+        };
+        let a = Assignment::from_bit_string(&"01".repeat(35)).unwrap();
+        let words: Vec<u8> = a.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes = bincode::serde::encode_to_vec(&a, config).unwrap();
+        assert_eq!(bytes, encode(70, &words));
+        assert_eq!(bytes.len(), 1 + 1 + 16, "length, byte count, two words");
+        assert_eq!(decode(&bytes).unwrap(), a);
+        assert!(decode(&encode(70, &words[..8])).is_err(), "a word short");
+        assert!(
+            decode(&encode(70, &words[..12])).is_err(),
+            "not whole words"
+        );
+        assert!(
+            decode(&encode(69, &words)).is_err(),
+            "variable 70 set past 69"
+        );
+        assert!(decode(&encode(64, &words)).is_err(), "a word too many");
+        assert_eq!(decode(&encode(71, &words)).unwrap().len(), 71);
     }
 }
