@@ -370,6 +370,52 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     );
 }
 
+/// `--sharded`: one rank gives the unsharded suite; three give a verified suite of their
+/// own rounds, said in `--stats`; QuickSampler refuses the flag.
+#[test]
+fn sharded_ranks_write_a_verified_suite_of_their_own_rounds() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let (stats, out) = (dir.path().join("stats.json"), dir.path().join("tests.txt"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sample", mid.to_str().unwrap(), "-s", "5", "-j", "1", "-q"];
+        args.extend_from_slice(extra);
+        let o = snapsat(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    assert_eq!(run(&["--sharded"]), run(&[]));
+    run(&[
+        "--sharded",
+        "--ranks",
+        "3",
+        "--max-rounds",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    let check = snapsat(&["verify", mid.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(stats["sharded"], true);
+    let written = std::fs::read_to_string(&out).unwrap().lines().count();
+    assert_eq!(stats["distinct_tests"].as_u64().unwrap() as usize, written);
+    let round = &stats["rounds"][1];
+    assert_eq!(round["candidates"], 3 * 100 * 5, "three ranks' rounds");
+    let refused = snapsat(&[
+        "sample",
+        mid.to_str().unwrap(),
+        "--algorithm",
+        "quicksampler",
+        "--sharded",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--sharded"));
+}
+
 #[test]
 fn interrupted_multi_rank_run_resumes_into_the_same_file() {
     let Some(f) = case_study("s820a_7_4.cnf") else {

@@ -268,6 +268,83 @@ mod tests {
         }
     }
 
+    fn sharded(seed: u64) -> SnapConfig {
+        SnapConfig {
+            sharded: true,
+            ..config(seed)
+        }
+    }
+
+    /// The suite of `ranks` in-process ranks of `threads` threads each under `config`.
+    fn spread(
+        checker: &Checker,
+        config: &SnapConfig,
+        ranks: usize,
+        threads: usize,
+    ) -> (Vec<Assignment>, Report) {
+        let stop = AtomicBool::new(false);
+        collect(|o| {
+            sample(
+                ranks,
+                threads,
+                &Sampling {
+                    checker,
+                    solvers: Solvers::splr(),
+                    config,
+                    resumed: &[],
+                    interrupt: &stop,
+                },
+                o,
+            )
+        })
+    }
+
+    /// Rank 0's stream is the run's own: one sharded rank, coordinated or alone in the
+    /// process, gives the unsharded run's suite.
+    #[test]
+    fn one_sharded_rank_gives_the_unsharded_suite() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let (alone, _) = collect(|o| sampler::sample(&checker, &Splr, &config(4), o, &stop));
+        let (in_process, report) =
+            collect(|o| sampler::sample(&checker, &Splr, &sharded(4), o, &stop));
+        assert_eq!(in_process, alone);
+        assert!(report.rounds[1].distinct_deltas > 0 && report.rounds[1].centroids > 0);
+        let (coordinated, report) = spread(&checker, &sharded(4), 1, 1);
+        assert_eq!(coordinated, alone);
+        assert!(report.rounds[1].distinct_deltas > 0 && report.rounds[1].centroids > 0);
+    }
+
+    /// Sharded ranks each draw rounds of their own: a round is one of every rank, its
+    /// figures summed; every test is a distinct model, and the suite is a function of the
+    /// seed and the number of ranks, whatever their threads.
+    #[test]
+    fn sharded_ranks_give_a_verified_suite_of_the_seed_and_ranks() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let (one, one_report) = spread(&checker, &sharded(6), 1, 1);
+        let (three, report) = spread(&checker, &sharded(6), 3, 1);
+        assert!(three.iter().all(|t| checker.satisfies(t)));
+        let distinct: std::collections::HashSet<_> = three.iter().collect();
+        assert_eq!(distinct.len(), three.len());
+        assert_eq!(report.distinct_tests, three.len());
+        // Each round: three ranks' N·k candidates (N = 30, k = 3), and their centroids.
+        for round in &report.rounds[1..] {
+            assert_eq!(round.candidates, 3 * 30 * 3, "{round:?}");
+            assert_eq!(round.centroids, 3 * one_report.rounds[1].centroids);
+        }
+        assert!(three.len() > one.len());
+        assert_eq!(three[..30], one[..30], "the same initial solutions");
+        let tasks: u64 = report.ranks.iter().map(|r| r.tasks).sum();
+        assert_eq!(tasks, 30 + report.candidates);
+        assert!(report.ranks.iter().all(|r| r.tasks > 10));
+        let (again, _) = spread(&checker, &sharded(6), 3, 2);
+        assert_eq!(again, three);
+        let (other_seed, _) = spread(&checker, &sharded(7), 3, 1);
+        assert_ne!(other_seed, three);
+    }
+
     #[test]
     fn resumed_tests_count_as_found_and_are_not_repeated() {
         let cnf = formula();

@@ -19,7 +19,10 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Solvers;
-use crate::sampler::work::{Deliver, Demand, RankReport, Task, Verdict, Worker, Workforce};
+use crate::sampler::snap::shard::{Drawn, ShardPlan, ShardStream};
+use crate::sampler::work::{
+    not_sharded, Deliver, Demand, RankReport, Task, Verdict, Worker, Workforce,
+};
 use crate::sampler::SampleError;
 use crate::verify::Checker;
 use protocol::{ToCoordinator, ToRank};
@@ -80,6 +83,8 @@ pub struct Coordinator<'a, E: Endpoint> {
     next_batch: u64,
     budget: Budget<'a>,
     finished: bool,
+    /// The ranks have their samples and draw their own rounds.
+    sharded: bool,
     /// The ranks' time on batches so far, as they reported it.
     busy: Duration,
 }
@@ -101,6 +106,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             next_batch: 0,
             budget,
             finished: false,
+            sharded: false,
             busy: Duration::ZERO,
         };
         coordinator.broadcast(&ToRank::Start {
@@ -249,6 +255,59 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         Ok(())
     }
 
+    fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
+        self.broadcast(&ToRank::Shard {
+            plan: *plan,
+            samples: samples.to_vec(),
+        })?;
+        self.sharded = true;
+        Ok(())
+    }
+
+    /// Every rank's round is asked for at once; verdicts go to `deliver` in rank order, each
+    /// rank's as soon as the ranks before it have returned theirs, so the suite does not
+    /// depend on which rank finishes first. All are delivered, also after `deliver` has
+    /// enough: the work is done, and the sampler counts what it drops.
+    fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
+        if !self.sharded {
+            return Err(not_sharded());
+        }
+        self.broadcast(&ToRank::ShardRound {
+            round: round as u64,
+        })?;
+        let mut returned: Vec<Option<Vec<Verdict>>> = (0..self.ranks.len()).map(|_| None).collect();
+        let mut drawn = Drawn::default();
+        let mut next = 0;
+        for _ in 0..self.ranks.len() {
+            let (rank, message) = self.receive()?;
+            let ToCoordinator::ShardResults {
+                round: theirs,
+                drawn: their_draw,
+                verdicts,
+                busy_nanos,
+            } = message
+            else {
+                return Err(unexpected(rank, &message).into());
+            };
+            if theirs != round as u64 || returned[rank].is_some() {
+                return Err(TransportError::Protocol(format!(
+                    "rank {rank} returned round {theirs} during round {round}"
+                ))
+                .into());
+            }
+            self.busy += Duration::from_nanos(busy_nanos);
+            drawn.add(&their_draw);
+            returned[rank] = Some(verdicts);
+            while let Some(verdicts) = returned.get_mut(next).and_then(Option::take) {
+                next += 1;
+                for verdict in verdicts {
+                    deliver(verdict)?;
+                }
+            }
+        }
+        Ok(drawn)
+    }
+
     fn busy(&self) -> Duration {
         self.busy
     }
@@ -336,6 +395,9 @@ impl Rank<'_> {
             (self.checker, self.solvers, self.interrupt, self.rank);
         let threads = rayon::current_num_threads();
         let mut worker: Option<Worker> = None;
+        let mut stream: Option<ShardStream> = None;
+        // Time drawing sharded rounds: work, beside the worker's own.
+        let mut drawing = Duration::ZERO;
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
             endpoint.send(0, protocol::encode(message))
         };
@@ -380,6 +442,34 @@ impl Rank<'_> {
                         },
                     )?;
                 }
+                ToRank::Shard { plan, samples } => {
+                    stream = Some(ShardStream::new(plan, rank, samples));
+                }
+                ToRank::ShardRound { round } => {
+                    let worker = worker.as_mut().ok_or_else(started)?;
+                    let stream = stream.as_mut().ok_or_else(|| {
+                        TransportError::Protocol("a sharded round before its samples".into())
+                    })?;
+                    let t = Instant::now();
+                    let mut verdicts = Vec::new();
+                    let drawn = stream
+                        .round(round as usize, worker, &mut |verdict| {
+                            verdicts.push(verdict);
+                            Ok(Demand::More)
+                        })
+                        .expect("collecting verdicts cannot fail");
+                    drawing +=
+                        Duration::from_secs_f64(drawn.deltas_seconds + drawn.clustering_seconds);
+                    reply(
+                        endpoint,
+                        &ToCoordinator::ShardResults {
+                            round,
+                            drawn,
+                            verdicts,
+                            busy_nanos: t.elapsed().as_nanos() as u64,
+                        },
+                    )?;
+                }
                 ToRank::Finish => {
                     if let Some(worker) = &worker {
                         let report = worker.report(rank, threads);
@@ -387,7 +477,8 @@ impl Rank<'_> {
                             endpoint,
                             &ToCoordinator::Finished {
                                 tasks: report.tasks,
-                                busy_nanos: (report.busy_seconds * 1e9) as u64,
+                                busy_nanos: ((report.busy_seconds + drawing.as_secs_f64()) * 1e9)
+                                    as u64,
                                 histograms: report.metrics.to_bytes(),
                             },
                         )?;

@@ -1,11 +1,13 @@
 //! The messages between the coordinator and its ranks, and their bincode encoding.
 //!
 //! A run is: `Start` → `Ready` from every rank; per round `Centroids` (when they change) and
-//! any number of `Tasks` → `Results`; at the end `Finish` → `Finished` with the rank's
-//! serialized latency histograms. A rank that cannot go on sends `Failed`.
+//! any number of `Tasks` → `Results`; in a sharded run, after the initial solutions, `Shard`
+//! once and per round `ShardRound` → `ShardResults`; at the end `Finish` → `Finished` with
+//! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`.
 
 use super::TransportError;
 use crate::assignment::Assignment;
+use crate::sampler::snap::shard::{Drawn, ShardPlan};
 use crate::sampler::work::{Task, Verdict};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
@@ -28,6 +30,19 @@ pub enum ToRank {
         /// The tasks.
         tasks: Vec<Task>,
     },
+    /// A sharded run's rounds start: the rank draws its own, as `plan` says, from `samples`
+    /// (the run's initial solutions) and the repairs it finds.
+    Shard {
+        /// How rounds are drawn.
+        plan: ShardPlan,
+        /// The run's initial solutions.
+        samples: Vec<Assignment>,
+    },
+    /// Draw and do round `round` of a sharded run.
+    ShardRound {
+        /// The round's number.
+        round: u64,
+    },
     /// No more work: report and end.
     Finish,
 }
@@ -49,6 +64,17 @@ pub enum ToCoordinator {
         /// Wall time the rank spent on the batch, in nanoseconds.
         busy_nanos: u64,
     },
+    /// A sharded round's verdicts, in task order, what the rank drew, and its time on it.
+    ShardResults {
+        /// The round's number.
+        round: u64,
+        /// The round's pool and centroids, in figures.
+        drawn: Drawn,
+        /// One verdict a task of the round, in task order.
+        verdicts: Vec<Verdict>,
+        /// Wall time the rank spent drawing and doing the round, in nanoseconds.
+        busy_nanos: u64,
+    },
     /// The rank's figures, its last message.
     Finished {
         /// Tasks it did in all.
@@ -68,6 +94,7 @@ impl ToCoordinator {
         match self {
             ToCoordinator::Ready { .. } => "ready",
             ToCoordinator::Results { .. } => "results",
+            ToCoordinator::ShardResults { .. } => "sharded round",
             ToCoordinator::Finished { .. } => "finished",
             ToCoordinator::Failed(_) => "failed",
         }
@@ -130,6 +157,52 @@ mod tests {
         assert!(matches!(&verdicts[2], Verdict::Failed(Failure::Unknown(w)) if w == "time"));
         assert!(matches!(verdicts[3], Verdict::Skipped));
         assert!(matches!(verdicts[4], Verdict::Invalid));
+    }
+
+    #[test]
+    fn sharded_messages_survive_encoding() {
+        let test = Assignment::from_bit_string("0110").unwrap();
+        let plan = ShardPlan {
+            seed: 3,
+            samples: 40,
+            clusters: 2,
+        };
+        let ToRank::Shard {
+            plan: sent,
+            samples,
+        } = decode(&encode(&ToRank::Shard {
+            plan,
+            samples: vec![test.clone()],
+        }))
+        .unwrap()
+        else {
+            panic!("wrong message kind");
+        };
+        assert_eq!((sent, samples), (plan, vec![test.clone()]));
+        let drawn = Drawn {
+            distinct_deltas: 9,
+            repeated_delta_pairs: 1,
+            centroids: 2,
+            deltas_seconds: 0.5,
+            clustering_seconds: 0.25,
+        };
+        let message = ToCoordinator::ShardResults {
+            round: 4,
+            drawn,
+            verdicts: vec![Verdict::Valid(test.clone()), Verdict::Skipped],
+            busy_nanos: 7,
+        };
+        let ToCoordinator::ShardResults {
+            round,
+            drawn: back,
+            verdicts,
+            busy_nanos,
+        } = decode(&encode(&message)).unwrap()
+        else {
+            panic!("wrong message kind");
+        };
+        assert_eq!((round, back, busy_nanos), (4, drawn, 7));
+        assert!(matches!(&verdicts[..], [Verdict::Valid(t), Verdict::Skipped] if *t == test));
     }
 
     #[test]

@@ -334,7 +334,7 @@ impl Quick<'_> {
         for test in checked.into_iter().flatten().flatten() {
             self.report.valid_candidates += 1;
             // `extend_support` checked it against every clause already.
-            self.suite.admit_checked(&test, observer)?;
+            self.suite.admit_checked(test, observer)?;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use crate::assignment::{Assignment, BuildWordHasher};
 use crate::sampler::RoundStats;
 use crate::verify::Checker;
 use std::collections::HashSet;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 /// What the sampler tells its caller as it goes.
@@ -26,15 +27,64 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
 /// against every clause — on the way in ([`Suite::admit`]), or by the worker that made it
 /// ([`Suite::admit_checked`]: Snap's verdicts, QuickSampler's extended candidates).
 ///
-/// A test is copied once as it joins, and that copy is shared by the set that finds
-/// repeats, the list in suite order, the observer and the measuring thread: a copy for each
-/// (and the projection and coverage made here) cost 18-33 µs a test of s38417_3_2's 25,528
-/// variables, most of the coordinator's time a round.
+/// A test joins as it came (a verdict's own, not a copy), and is shared by the set that
+/// finds repeats, the list in suite order, the observer and the measuring thread: a copy for
+/// each (and the projection and coverage made here) cost 18-33 µs a test of s38417_3_2's
+/// 25,528 variables, most of the coordinator's time a round.
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
     tests: Vec<Arc<Assignment>>,
-    seen: HashSet<Arc<Assignment>, BuildWordHasher>,
+    seen: HashSet<Hashed, BuildHasherDefault<Rehash>>,
     max_tests: Option<usize>,
+}
+
+/// A test of the set that finds repeats, with its hash: the set grows with the suite, and
+/// each time it grows it would hash every test again (584 bytes a test of 70.sk_3_40).
+#[derive(Clone)]
+struct Hashed {
+    hash: u64,
+    test: Arc<Assignment>,
+}
+
+impl Hashed {
+    fn new(test: Arc<Assignment>) -> Self {
+        Hashed {
+            hash: BuildWordHasher::default().hash_one(&*test),
+            test,
+        }
+    }
+}
+
+impl PartialEq for Hashed {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.test == other.test
+    }
+}
+
+impl Eq for Hashed {}
+
+impl Hash for Hashed {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// The hasher of [`Hashed`] tests: their hash as it is.
+#[derive(Default)]
+struct Rehash(u64);
+
+impl Hasher for Rehash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("tests in the set give their hash as a word")
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
 }
 
 impl<'a> Suite<'a> {
@@ -69,29 +119,28 @@ impl<'a> Suite<'a> {
         if !self.checker.satisfies(test) {
             return Ok(false);
         }
-        self.admit_checked(test, observer)
+        Ok(self.admit_checked(test.clone(), observer)?.is_some())
     }
 
     /// [`Suite::admit`] for a test already checked against every clause of this suite's
     /// formula (a worker's `Completed` or `Valid` verdict, a candidate QuickSampler
-    /// extended): the check is not made twice.
+    /// extended): the check is not made twice. The test itself joins, not a copy; it comes
+    /// back, shared, when it joined.
     pub fn admit_checked(
         &mut self,
-        test: &Assignment,
+        test: Assignment,
         observer: &mut dyn Observer,
-    ) -> std::io::Result<bool> {
+    ) -> std::io::Result<Option<Arc<Assignment>>> {
         if self.is_full() {
-            return Ok(false);
+            return Ok(None);
         }
-        // Repeats are rare (7 in 1,000 tests of s820a_15_7): the copy is made first, so that
-        // the test is hashed once.
-        let shared = Arc::new(test.clone());
-        if !self.seen.insert(Arc::clone(&shared)) {
-            return Ok(false);
+        let shared = Hashed::new(Arc::new(test));
+        if !self.seen.insert(shared.clone()) {
+            return Ok(None);
         }
-        self.tests.push(Arc::clone(&shared));
-        observer.test(&shared)?;
-        Ok(true)
+        self.tests.push(Arc::clone(&shared.test));
+        observer.test(&shared.test)?;
+        Ok(Some(shared.test))
     }
 }
 

@@ -7,6 +7,7 @@
 //! ([`crate::distribute`]) give the same suite for the same seed.
 
 use super::repair::{Completed, Completer, Failure, Lane};
+use super::snap::shard::{Drawn, ShardPlan, ShardStream};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -83,6 +84,16 @@ pub trait Workforce {
         tasks: Vec<Task>,
         deliver: &mut Deliver,
     ) -> Result<(), SampleError>;
+
+    /// Starts a sharded run ([`crate::sampler::snap::shard`]): every rank will draw its
+    /// rounds as `plan` says, from `samples` (the run's initial solutions) and the repairs
+    /// it finds.
+    fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError>;
+
+    /// Round `round` of a sharded run: every rank draws and does a round of its own; their
+    /// verdicts go to `deliver` rank by rank (rank 0 first), each rank's in task order, until
+    /// it has enough. Returns what the ranks drew, summed.
+    fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError>;
 
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
@@ -455,12 +466,20 @@ impl Schedule {
 /// All work in this process, on the global rayon pool: the single-rank case.
 pub struct LocalWorkforce<'a> {
     worker: Worker<'a>,
+    /// The rounds of a sharded run, this process its only rank.
+    shard: Option<ShardStream>,
+    /// Time drawing those rounds: work, as a rank's is.
+    drawing: Duration,
 }
 
 impl<'a> LocalWorkforce<'a> {
     /// All tasks on `worker`, in this process.
     pub fn new(worker: Worker<'a>) -> Self {
-        LocalWorkforce { worker }
+        LocalWorkforce {
+            worker,
+            shard: None,
+            drawing: Duration::ZERO,
+        }
     }
 }
 
@@ -475,13 +494,32 @@ impl Workforce for LocalWorkforce<'_> {
         self.worker.run_in_order(&tasks, deliver)
     }
 
+    fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
+        self.shard = Some(ShardStream::new(*plan, 0, samples.to_vec()));
+        Ok(())
+    }
+
+    fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
+        let stream = self.shard.as_mut().ok_or_else(not_sharded)?;
+        let drawn = stream.round(round, &mut self.worker, deliver)?;
+        self.drawing += Duration::from_secs_f64(drawn.deltas_seconds + drawn.clustering_seconds);
+        Ok(drawn)
+    }
+
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
-        Ok(vec![self.worker.report(0, rayon::current_num_threads())])
+        let mut report = self.worker.report(0, rayon::current_num_threads());
+        report.busy_seconds += self.drawing.as_secs_f64();
+        Ok(vec![report])
     }
 
     fn busy(&self) -> Duration {
-        self.worker.busy
+        self.worker.busy + self.drawing
     }
+}
+
+/// A sharded round asked of a workforce that was not told to shard: the sampler's error.
+pub fn not_sharded() -> SampleError {
+    SampleError::Distribution("a sharded round before the ranks had their samples".into())
 }
 
 #[cfg(test)]

@@ -147,6 +147,14 @@ pub struct SampleArgs {
     #[arg(long, default_value_t = 1,
           value_parser = clap::value_parser!(u64).range(1..=MAX_RANKS))]
     pub ranks: u64,
+    /// Every rank draws and does rounds of its own from its own samples (steps 2-3; Snap),
+    /// and the coordinator only merges their tests and applies the stop rule to the whole
+    /// suite: for many ranks on formulas whose repairs take microseconds, where drawing
+    /// rounds for all ranks keeps the coordinator from keeping up. A round is then one of
+    /// every rank (N*k candidates each). One rank gives the suite of an unsharded run; more
+    /// give another suite, the same for the same seed, ranks and --lanes.
+    #[arg(long)]
+    pub sharded: bool,
     /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified
     /// again, count as found, and new tests are appended to FILE in its format (Snap). An
     /// unterminated last line (a write cut short by a crash) is dropped, and said so.
@@ -189,10 +197,13 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
         )));
     }
     if args.algorithm == Algorithm::Quicksampler
-        && (args.ranks > 1 || args.resume.is_some() || args.solver != SolverChoice::Splr)
+        && (args.ranks > 1
+            || args.resume.is_some()
+            || args.solver != SolverChoice::Splr
+            || args.sharded)
     {
         return Err(usage(
-            "--ranks, --resume and --solver work with --algorithm snap only",
+            "--ranks, --resume, --solver and --sharded work with --algorithm snap only",
         ));
     }
     Ok(time_limit)
@@ -433,6 +444,7 @@ fn run_ranks(
             clusters: args.clusters,
             min_improvement_percent: args.min_improvement,
             stop_metric: args.stop_metric,
+            sharded: args.sharded,
             time_limit_seconds: args.time_limit,
             launch: launch.name(),
             num_ranks: launch.ranks(),
@@ -532,6 +544,7 @@ fn snap_config(args: &SampleArgs, time_limit: Duration) -> SnapConfig {
         max_rounds: args.max_rounds.map(|n| n as usize),
         seed: args.seed,
         stop_metric: args.stop_metric,
+        sharded: args.sharded,
         ..Default::default()
     }
 }

@@ -27,6 +27,8 @@ pub struct RunStats<'a> {
     pub clusters: u64,
     pub min_improvement_percent: f64,
     pub stop_metric: StopMetric,
+    /// Ranks drew their own rounds (`--sharded`).
+    pub sharded: bool,
     pub time_limit_seconds: f64,
     pub launch: &'static str,
     pub num_ranks: usize,

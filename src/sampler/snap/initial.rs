@@ -79,7 +79,7 @@ impl Snap<'_> {
         match verdict {
             Verdict::Completed(done) => {
                 self.note_completion(&done, true);
-                self.admit(&done.test, observer)?;
+                self.admit(done.test.clone(), observer)?;
                 samples.push(done.test);
             }
             Verdict::Failed(failure) => {

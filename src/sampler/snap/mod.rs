@@ -11,6 +11,7 @@ pub mod deltas;
 mod initial;
 pub mod kmeans;
 mod round;
+pub mod shard;
 mod stop;
 
 use crate::assignment::Assignment;
@@ -26,6 +27,7 @@ use crate::sampler::{
 use crate::verify::Checker;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The diversity measure whose improvement decides whether another round runs (step 4a).
@@ -92,6 +94,19 @@ pub struct SnapConfig {
     pub ncd_removals: usize,
     /// The measure the stop rule watches.
     pub stop_metric: StopMetric,
+    /// Every rank draws and does rounds of its own ([`shard`]).
+    pub sharded: bool,
+}
+
+impl SnapConfig {
+    /// What a rank needs to draw rounds as this run does.
+    pub fn shard_plan(&self) -> shard::ShardPlan {
+        shard::ShardPlan {
+            seed: self.seed,
+            samples: self.samples,
+            clusters: self.clusters,
+        }
+    }
 }
 
 impl Default for SnapConfig {
@@ -106,9 +121,14 @@ impl Default for SnapConfig {
             seed: 0,
             ncd_removals: diversity::RUNNING_REMOVALS,
             stop_metric: StopMetric::default(),
+            sharded: false,
         }
     }
 }
+
+/// Tests handed to the measuring thread at a time while a round merges (the rest when the
+/// round ends): one message a test cost the coordinator as much as merging the test.
+const MEASURED_TOGETHER: usize = 32;
 
 /// How long merging goes on once the time limit or an interrupt has ended the run.
 const MERGE_GRACE: Duration = Duration::from_millis(250);
@@ -209,18 +229,19 @@ impl<'a> Snap<'a> {
         self.measures.as_ref().is_some_and(|m| m.ready())
     }
 
-    /// Adds a test a worker checked against every clause to the suite if it is new; true when
-    /// added.
+    /// Adds a test a worker checked against every clause to the suite if it is new; the
+    /// suite's copy when added.
     fn admit(
         &mut self,
-        test: &Assignment,
+        test: Assignment,
         observer: &mut dyn Observer,
-    ) -> Result<bool, SampleError> {
+    ) -> Result<Option<Arc<Assignment>>, SampleError> {
         let started = Instant::now();
         let added = self.suite.admit_checked(test, observer)?;
-        self.report.duplicates += u64::from(!added && !self.suite.is_full());
-        if added {
-            // The measuring thread takes each test as it is merged, while the ranks work; the
+        self.report.duplicates += u64::from(added.is_none() && !self.suite.is_full());
+        let waiting = self.suite.tests().len() - self.measures.as_ref().map_or(0, |m| m.len());
+        if waiting >= MEASURED_TOGETHER {
+            // The measuring thread takes tests as they are merged, while the ranks work; the
             // round's end is left to read the measures.
             self.measures_up_to_date();
         }
@@ -295,6 +316,9 @@ impl<'a> Snap<'a> {
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
         let mut samples = self.initial_samples(workforce, resumed, observer)?;
+        if self.config.sharded {
+            workforce.shard(&self.config.shard_plan(), &samples)?;
+        }
         let initial = RoundStats {
             round: 0,
             samples: samples.len(),
@@ -379,6 +403,7 @@ mod tests {
     use crate::sampler::work::{Deliver, LocalWorkforce, RankReport, Task, Worker, Workforce};
     use crate::sampler::{sample, sample_in_process, sample_with, SampleError, Sampling};
     use proptest::prelude::*;
+    use shard::ShardPlan;
     use std::collections::HashSet;
     use std::sync::atomic::AtomicBool;
 
@@ -475,6 +500,20 @@ mod tests {
             self.inner.run(centroids, tasks, deliver)
         }
 
+        fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
+            self.inner.shard(plan, samples)
+        }
+
+        fn run_shards(
+            &mut self,
+            round: usize,
+            deliver: &mut Deliver,
+        ) -> Result<shard::Drawn, SampleError> {
+            let left = self.budget.remaining().expect("a deadline");
+            std::thread::sleep(left + Duration::from_millis(1));
+            self.inner.run_shards(round, deliver)
+        }
+
         fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
             self.inner.finish()
         }
@@ -488,13 +527,21 @@ mod tests {
     /// deadline had been set after its workforce's, as late as building the workforce took
     /// (on a large formula, its watch lists): the workforce skipped a round's tasks while
     /// the run, not yet at its own deadline, read the round as finding nothing new and
-    /// stopped as converged (xpose.sk_6_134 with `-t 60`: "no-new-tests").
+    /// stopped as converged (xpose.sk_6_134 with `-t 60`: "no-new-tests"). The same with
+    /// rounds drawn by the ranks.
     #[test]
     fn a_round_the_deadline_cut_stops_for_the_time_limit() {
+        for sharded in [false, true] {
+            a_round_the_deadline_cut_stops_for_the_time_limit_when(sharded);
+        }
+    }
+
+    fn a_round_the_deadline_cut_stops_for_the_time_limit_when(sharded: bool) {
         let cnf = planted(30, 90, 5);
         let checker = Checker::new(&cnf);
         let config = SnapConfig {
             time_limit: Duration::from_millis(800),
+            sharded,
             ..small_config(1)
         };
         let interrupt = AtomicBool::new(false);

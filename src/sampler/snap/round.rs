@@ -10,13 +10,10 @@
 //! same; a round prepared and then not run, or run and dropped (the stop rule said stop),
 //! costs its work at the end of a run.
 
-use super::{candidates, deltas, kmeans, Snap};
+use super::{shard, Snap};
 use crate::assignment::Assignment;
 use crate::sampler::work::{Demand, Task, Verdict, Workforce};
-use crate::sampler::{derive_seed, Observer, RoundStats, SampleError, StopReason};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
 use std::time::Instant;
 
 /// A round run whose measures are still to be read: its figures so far, and its time.
@@ -28,6 +25,18 @@ pub(super) struct Unsettled {
     pub(super) working: f64,
     /// The initial solutions (round 0), after which the stop rule is not asked.
     pub(super) initial: bool,
+}
+
+/// Who draws a round's candidates.
+enum Work {
+    /// The coordinator drew them: tasks on these centroids (none when the delta pool is
+    /// empty, every sample the same).
+    Tasks {
+        centroids: Vec<Assignment>,
+        tasks: Vec<Task>,
+    },
+    /// Every rank draws and does a round of its own ([`shard`]).
+    Shards,
 }
 
 /// How a round ended.
@@ -42,59 +51,52 @@ pub(super) enum RoundEnd {
 pub(super) struct Prepared {
     /// The round's figures so far (its number, samples, deltas, centroids).
     stats: RoundStats,
-    centroids: Vec<Assignment>,
-    /// Empty when the delta pool is (every sample the same).
-    tasks: Vec<Task>,
+    work: Work,
     /// Time spent preparing that counts in this round's figures: none when prepared ahead,
     /// within the previous round's.
     seconds: f64,
 }
 
 impl Snap<'_> {
-    /// Steps 2, 3a and the draw of 3b for round `round` from the samples as they stand.
+    /// Steps 2, 3a and the draw of 3b for round `round` from the samples as they stand; in a
+    /// sharded run, the ranks draw their own rounds, and nothing is drawn here.
     pub(super) fn prepare(&mut self, round: usize, samples: &[Assignment]) -> Prepared {
-        let started = Instant::now();
-        let seed = self.config.seed;
-        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 1, round as u64));
-        let n = self.config.samples.max(1);
-
-        // Steps 2 and 3a work on at most N samples, drawn afresh each round: the pool then
-        // holds at most N(N−1)/2 pairs, and k-means costs the same in round 30 as in round 1,
-        // however many repaired samples have joined (over all of them it grew with the suite:
-        // 1.6 of the coordinator's 2.5 s in 30 rounds of 70.sk_3_40, its 14,000 samples).
-        let t = Instant::now();
-        let mut basis: Vec<&Assignment> = samples.iter().collect();
-        if basis.len() > n {
-            basis.shuffle(&mut rng);
-            basis.truncate(n);
-        }
-        let pool = deltas::DeltaPool::from_samples(&basis);
-        self.report.seconds.deltas += t.elapsed().as_secs_f64();
-
-        // Step 3a.
-        let t = Instant::now();
-        let centroids = kmeans::centroids(&basis, self.config.clusters, &mut rng);
-        self.report.seconds.clustering += t.elapsed().as_secs_f64();
-
-        // Step 3b's candidates, drawn sequentially (cheap, deterministic).
-        let tasks = if pool.is_empty() {
-            Vec::new()
-        } else {
-            candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round)
+        let stats = RoundStats {
+            round,
+            samples: samples.len(),
+            ..Default::default()
         };
-        Prepared {
-            stats: RoundStats {
-                round,
-                samples: samples.len(),
-                distinct_deltas: pool.len(),
-                repeated_delta_pairs: pool.repeated_pairs(),
-                centroids: centroids.len(),
-                ..Default::default()
-            },
+        if self.config.sharded {
+            return Prepared {
+                stats,
+                work: Work::Shards,
+                seconds: 0.0,
+            };
+        }
+        let started = Instant::now();
+        let plan = self.config.shard_plan();
+        let shard::Draw {
+            drawn,
             centroids,
             tasks,
-            seconds: started.elapsed().as_secs_f64(),
-        }
+        } = shard::draw(&plan, plan.seed, round, samples);
+        let mut prepared = Prepared {
+            stats,
+            work: Work::Tasks { centroids, tasks },
+            seconds: 0.0,
+        };
+        self.note_drawn(&mut prepared.stats, &drawn);
+        prepared.seconds = started.elapsed().as_secs_f64();
+        prepared
+    }
+
+    /// Steps 2 and 3a's figures of a round, and their time in the run's.
+    fn note_drawn(&mut self, stats: &mut RoundStats, drawn: &shard::Drawn) {
+        stats.distinct_deltas += drawn.distinct_deltas;
+        stats.repeated_delta_pairs += drawn.repeated_delta_pairs;
+        stats.centroids += drawn.centroids;
+        self.report.seconds.deltas += drawn.deltas_seconds;
+        self.report.seconds.clustering += drawn.clustering_seconds;
     }
 
     /// Step 3b's candidates checked and repaired by the workforce; then the measures are
@@ -120,44 +122,52 @@ impl Snap<'_> {
         let started = Instant::now();
         let Prepared {
             mut stats,
-            centroids,
-            tasks,
+            work,
             seconds: preparing,
         } = prepared;
-        let mut working = 0.0;
+        let number = stats.round;
         let (merged, settled) = (self.merging, self.settling);
         let mut held: Vec<Verdict> = Vec::new();
         let mut stopped: Option<StopReason> = None;
         let before = self.suite.tests().len();
         let busy = workforce.busy();
-        if !tasks.is_empty() {
-            let t = Instant::now();
-            workforce.run(&centroids, tasks, &mut |verdict| {
-                if stopped.is_some() {
-                    self.drop_verdicts([&verdict]);
+        let mut deliver = |verdict| {
+            if stopped.is_some() {
+                self.drop_verdicts([&verdict]);
+                return Ok(Demand::Enough);
+            }
+            if unsettled.is_some() {
+                if !self.measures_ready() {
+                    held.push(verdict);
+                    return Ok(Demand::More);
+                }
+                let last = unsettled.take().expect("checked above");
+                if let Some(stop) = self.settle(last, observer) {
+                    stopped = Some(stop);
+                    held.push(verdict);
+                    self.drop_verdicts(&std::mem::take(&mut held));
                     return Ok(Demand::Enough);
                 }
-                if unsettled.is_some() {
-                    if !self.measures_ready() {
-                        held.push(verdict);
-                        return Ok(Demand::More);
-                    }
-                    let last = unsettled.take().expect("checked above");
-                    if let Some(stop) = self.settle(last, observer) {
-                        stopped = Some(stop);
-                        held.push(verdict);
-                        self.drop_verdicts(&std::mem::take(&mut held));
-                        return Ok(Demand::Enough);
-                    }
-                    self.take_held(std::mem::take(&mut held), &mut stats, samples, observer)?;
-                    if self.suite.is_full() {
-                        return Ok(Demand::Enough);
-                    }
+                self.take_held(std::mem::take(&mut held), &mut stats, samples, observer)?;
+                if self.suite.is_full() {
+                    return Ok(Demand::Enough);
                 }
-                self.take(verdict, &mut stats, samples, observer)?;
-                Ok(self.demand())
-            })?;
-            working = t.elapsed().as_secs_f64();
+            }
+            self.take(verdict, &mut stats, samples, observer)?;
+            Ok(self.demand())
+        };
+        let t = Instant::now();
+        let drawn = match work {
+            Work::Tasks { centroids, tasks } if !tasks.is_empty() => {
+                workforce.run(&centroids, tasks, &mut deliver)?;
+                None
+            }
+            Work::Tasks { .. } => None,
+            Work::Shards => Some(workforce.run_shards(number, &mut deliver)?),
+        };
+        let working = t.elapsed().as_secs_f64();
+        if let Some(drawn) = drawn {
+            self.note_drawn(&mut stats, &drawn);
         }
         if let Some(last) = unsettled.take() {
             stopped = self.settle(last, observer);
@@ -208,15 +218,18 @@ impl Snap<'_> {
             Verdict::Valid(test) => {
                 stats.candidates += 1;
                 stats.valid_before_repair += 1;
-                self.admit(&test, observer)?;
+                self.admit(test, observer)?;
             }
             Verdict::Completed(done) => {
                 stats.candidates += 1;
                 stats.repaired += 1;
                 self.note_completion(&done, false);
                 self.report.fresh_fallbacks += u64::from(done.fresh);
-                if self.admit(&done.test, observer)? {
-                    samples.push(done.test);
+                if let Some(test) = self.admit(done.test, observer)? {
+                    // A sharded run's ranks keep their own samples.
+                    if !self.config.sharded {
+                        samples.push(Assignment::clone(&test));
+                    }
                 }
             }
             Verdict::Failed(failure) => {
