@@ -2,6 +2,7 @@
 //! whole assignments cost a few instructions per 64 variables.
 
 use crate::formula::{var_index, Lit};
+use std::borrow::Borrow;
 
 /// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -324,9 +325,83 @@ impl Assignment {
         out.truncate(start + self.len);
     }
 
+    /// A 64-bit hash of the variables' values (and their number), as [`WordHasher`]'s
+    /// multiply-rotate, in four lanes of every fourth word: one chain of multiplies through
+    /// all the words took ~370 cycles a test of 4,670 variables, on the coordinator's path.
+    pub fn fingerprint(&self) -> u64 {
+        let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+        let mut lanes = [self.len as u64, 1, 2, 3];
+        let mut fours = self.words.chunks_exact(4);
+        for four in &mut fours {
+            for (lane, &word) in lanes.iter_mut().zip(four) {
+                *lane = mix(*lane, word);
+            }
+        }
+        for (lane, &word) in lanes.iter_mut().zip(fours.remainder()) {
+            *lane = mix(*lane, word);
+        }
+        lanes.into_iter().fold(0, mix)
+    }
+
     /// The `0`/`1` characters of the given variables only, in the given order.
     pub fn project_bits(&self, vars: &[usize], out: &mut Vec<u8>) {
         out.extend(vars.iter().map(|&v| if self.get(v) { b'1' } else { b'0' }));
+    }
+}
+
+/// An assignment (owned or shared) with its [`Assignment::fingerprint`], for sets that grow
+/// with the suite: growing, a set hashes every member again (584 bytes a test of
+/// 70.sk_3_40), and this one reads the hash kept beside it.
+#[derive(Clone)]
+pub struct Hashed<T> {
+    hash: u64,
+    /// The assignment.
+    pub test: T,
+}
+
+impl<T: Borrow<Assignment>> Hashed<T> {
+    /// `test` and its fingerprint.
+    pub fn new(test: T) -> Self {
+        Hashed {
+            hash: test.borrow().fingerprint(),
+            test,
+        }
+    }
+}
+
+impl<T: Borrow<Assignment>> PartialEq for Hashed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.test.borrow() == other.test.borrow()
+    }
+}
+
+impl<T: Borrow<Assignment>> Eq for Hashed<T> {}
+
+impl<T> std::hash::Hash for Hashed<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// A set of [`Hashed`] assignments.
+pub type HashedSet<T> =
+    std::collections::HashSet<Hashed<T>, std::hash::BuildHasherDefault<KeptHash>>;
+
+/// The hasher of [`Hashed`] assignments: the hash kept beside them, as it is.
+#[derive(Default)]
+pub struct KeptHash(u64);
+
+impl std::hash::Hasher for KeptHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("hashed assignments give their hash as a word")
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
     }
 }
 
@@ -501,6 +576,27 @@ mod tests {
                 bincode::serde::decode_from_slice(&bytes, config).unwrap();
             prop_assert_eq!(used, bytes.len());
             prop_assert_eq!(back, a);
+        }
+    }
+
+    proptest! {
+        /// Every step of the fingerprint is a bijection of a lane, so tests one variable
+        /// apart (or of different lengths, same bits) never share one; equal tests do.
+        #[test]
+        fn fingerprints_tell_apart_tests_one_variable_apart(
+            bits in proptest::collection::vec(any::<bool>(), 1..600),
+            flip in any::<proptest::sample::Index>(),
+        ) {
+            let a = Assignment::from_values(&bits);
+            let mut b = a.clone();
+            let v = flip.index(bits.len());
+            b.set(v, !a.get(v));
+            prop_assert_ne!(a.fingerprint(), b.fingerprint());
+            prop_assert_eq!(a.fingerprint(), a.clone().fingerprint());
+            let longer = Assignment::from_words(a.words().to_vec(), bits.len() + 1);
+            prop_assert_ne!(a.fingerprint(), longer.fingerprint());
+            let set: HashedSet<Assignment> = [a.clone(), b, a].into_iter().map(Hashed::new).collect();
+            prop_assert_eq!(set.len(), 2);
         }
     }
 

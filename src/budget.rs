@@ -40,7 +40,12 @@ impl<'a> Budget<'a> {
 
     /// True once the deadline has passed or the interrupt was set.
     pub fn exhausted(&self) -> bool {
-        self.interrupted() || self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.exhausted_at(Instant::now())
+    }
+
+    /// [`Budget::exhausted`] at `now`, for a caller that read the clock already.
+    pub fn exhausted_at(&self, now: Instant) -> bool {
+        self.interrupted() || self.deadline.is_some_and(|d| now >= d)
     }
 
     /// Time left, `None` without a deadline.

@@ -61,7 +61,8 @@ impl<T> Handoff<T> {
     pub fn send(&self, item: T) -> Result<(), T> {
         let sender = self.sender.as_ref().expect("open until dropped");
         sender.send(item).map_err(|e| e.into_inner())?;
-        if sender.len() >= WAKE_AT || sender.is_full() {
+        let piled_up = WAKE_AT.max(sender.capacity().unwrap_or(0) / 4);
+        if sender.len() >= piled_up || sender.is_full() {
             self.wake();
         }
         Ok(())

@@ -1,11 +1,9 @@
 //! The test suite of either sampler, and the observer that receives its tests: the one place
 //! every test is checked against every clause before anyone sees it.
 
-use crate::assignment::{Assignment, BuildWordHasher};
+use crate::assignment::{Assignment, Hashed, HashedSet};
 use crate::sampler::RoundStats;
 use crate::verify::Checker;
-use std::collections::HashSet;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 /// What the sampler tells its caller as it goes.
@@ -34,57 +32,8 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
     tests: Vec<Arc<Assignment>>,
-    seen: HashSet<Hashed, BuildHasherDefault<Rehash>>,
+    seen: HashedSet<Arc<Assignment>>,
     max_tests: Option<usize>,
-}
-
-/// A test of the set that finds repeats, with its hash: the set grows with the suite, and
-/// each time it grows it would hash every test again (584 bytes a test of 70.sk_3_40).
-#[derive(Clone)]
-struct Hashed {
-    hash: u64,
-    test: Arc<Assignment>,
-}
-
-impl Hashed {
-    fn new(test: Arc<Assignment>) -> Self {
-        Hashed {
-            hash: BuildWordHasher::default().hash_one(&*test),
-            test,
-        }
-    }
-}
-
-impl PartialEq for Hashed {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.test == other.test
-    }
-}
-
-impl Eq for Hashed {}
-
-impl Hash for Hashed {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-/// The hasher of [`Hashed`] tests: their hash as it is.
-#[derive(Default)]
-struct Rehash(u64);
-
-impl Hasher for Rehash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("tests in the set give their hash as a word")
-    }
-
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
 }
 
 impl<'a> Suite<'a> {
@@ -93,7 +42,7 @@ impl<'a> Suite<'a> {
         Suite {
             checker,
             tests: Vec::new(),
-            seen: HashSet::default(),
+            seen: HashedSet::default(),
             max_tests,
         }
     }

@@ -72,7 +72,8 @@ impl Snap<'_> {
         first_failure: &mut Option<Failure>,
         observer: &mut dyn Observer,
     ) -> Result<Demand, SampleError> {
-        if self.too_late() {
+        let started = Instant::now();
+        if self.too_late(started) {
             // Initial solutions are no candidates: not in `dropped_candidates` either.
             return Ok(Demand::Enough);
         }
@@ -97,6 +98,7 @@ impl Snap<'_> {
             }
             Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
         }
-        Ok(self.demand())
+        let ended = self.merged_since(started);
+        Ok(self.demand(ended))
     }
 }

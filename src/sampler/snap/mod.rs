@@ -143,9 +143,11 @@ pub(super) struct Snap<'a> {
     budget: Budget<'a>,
     /// When merging first found the budget spent (see [`Snap::too_late`]).
     spent_at: Option<Instant>,
-    /// Time spent merging tests into the suite (deduplicating, handing them to the observer
-    /// and to the measuring thread; the clause check is the workers'): the coordinator's,
-    /// however the ranks' work goes on meanwhile.
+    /// Time spent merging verdicts (counting them, deduplicating their tests, handing those
+    /// to the observer and to the measuring thread; the clause check is the workers'): the
+    /// coordinator's, however the ranks' work goes on meanwhile. The clock is read twice a
+    /// verdict, and those readings also serve the deadline's checks: four had been a fifth
+    /// of merging a test of 70.sk_3_40.
     merging: Duration,
     /// Time spent settling rounds (reading their measures, reporting them): each in the
     /// settled round's seconds, and left out of the round that was running meanwhile.
@@ -236,7 +238,6 @@ impl<'a> Snap<'a> {
         test: Assignment,
         observer: &mut dyn Observer,
     ) -> Result<Option<Arc<Assignment>>, SampleError> {
-        let started = Instant::now();
         let added = self.suite.admit_checked(test, observer)?;
         self.report.duplicates += u64::from(added.is_none() && !self.suite.is_full());
         let waiting = self.suite.tests().len() - self.measures.as_ref().map_or(0, |m| m.len());
@@ -245,8 +246,14 @@ impl<'a> Snap<'a> {
             // round's end is left to read the measures.
             self.measures_up_to_date();
         }
-        self.merging += started.elapsed();
         Ok(added)
+    }
+
+    /// Merging's time from `started` on, and the time it ended.
+    fn merged_since(&mut self, started: Instant) -> Instant {
+        let ended = Instant::now();
+        self.merging += ended - started;
+        ended
     }
 
     /// True from [`MERGE_GRACE`] after the budget was found spent, once the suite holds a
@@ -255,17 +262,19 @@ impl<'a> Snap<'a> {
     /// line), so merging all they had ready at the deadline overran `-t 5` by 1–5 s; within
     /// the grace, the verdicts done by the deadline of any narrower formula are kept. A run
     /// that has no test yet still takes its first.
-    fn too_late(&mut self) -> bool {
-        if !self.budget.exhausted() || self.suite.tests().is_empty() {
+    /// That is asked per verdict, with the clock read once for it (`now`).
+    fn too_late(&mut self, now: Instant) -> bool {
+        if !self.budget.exhausted_at(now) || self.suite.tests().is_empty() {
             return false;
         }
-        let spent = *self.spent_at.get_or_insert_with(Instant::now);
-        spent.elapsed() > MERGE_GRACE
+        let spent = *self.spent_at.get_or_insert(now);
+        now.saturating_duration_since(spent) > MERGE_GRACE
     }
 
-    /// Verdicts stop being wanted once the suite is full or it is too late for them.
-    fn demand(&mut self) -> Demand {
-        if self.suite.is_full() || self.too_late() {
+    /// Verdicts stop being wanted once the suite is full or it is too late (at `now`) for
+    /// them.
+    fn demand(&mut self, now: Instant) -> Demand {
+        if self.suite.is_full() || self.too_late(now) {
             Demand::Enough
         } else {
             Demand::More

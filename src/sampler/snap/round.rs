@@ -153,8 +153,8 @@ impl Snap<'_> {
                     return Ok(Demand::Enough);
                 }
             }
-            self.take(verdict, &mut stats, samples, observer)?;
-            Ok(self.demand())
+            let ended = self.take(verdict, &mut stats, samples, observer)?;
+            Ok(self.demand(ended))
         };
         let t = Instant::now();
         let drawn = match work {
@@ -201,17 +201,18 @@ impl Snap<'_> {
     }
 
     /// One verdict of a round taken into its figures, and its test into the suite (and the
-    /// samples, for a repaired one) if new.
+    /// samples, for a repaired one) if new; the time it was done.
     fn take(
         &mut self,
         verdict: Verdict,
         stats: &mut RoundStats,
         samples: &mut Vec<Assignment>,
         observer: &mut dyn Observer,
-    ) -> Result<(), SampleError> {
-        if self.too_late() {
+    ) -> Result<Instant, SampleError> {
+        let started = Instant::now();
+        if self.too_late(started) {
             self.drop_verdicts([&verdict]);
-            return Ok(());
+            return Ok(started);
         }
         match verdict {
             Verdict::Skipped => stats.skipped += 1,
@@ -243,7 +244,7 @@ impl Snap<'_> {
                 self.report.invalid_dropped += 1;
             }
         }
-        Ok(())
+        Ok(self.merged_since(started))
     }
 
     /// Verdicts held back while the round before settled, taken in the order they came until

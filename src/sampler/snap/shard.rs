@@ -15,7 +15,7 @@
 //! run's own, so one sharded rank gives the suite of an unsharded run.
 
 use super::{candidates, deltas, kmeans};
-use crate::assignment::{Assignment, BuildWordHasher};
+use crate::assignment::{Assignment, Hashed, HashedSet};
 use crate::sampler::derive_seed;
 use crate::sampler::work::{Deliver, Task, Verdict, Worker};
 use crate::sampler::SampleError;
@@ -23,7 +23,6 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::time::Instant;
 
 /// What a rank needs to draw rounds of its own.
@@ -129,7 +128,7 @@ pub struct ShardStream {
     /// Every test this rank has seen (the initial solutions, its candidates that were
     /// models, its repairs): a repair joins the samples only when new, as in one process,
     /// where only the suite's new tests do.
-    seen: HashSet<Assignment, BuildWordHasher>,
+    seen: HashedSet<Assignment>,
 }
 
 impl ShardStream {
@@ -138,7 +137,7 @@ impl ShardStream {
         ShardStream {
             plan,
             seed: stream_seed(plan.seed, rank),
-            seen: samples.iter().cloned().collect(),
+            seen: samples.iter().cloned().map(Hashed::new).collect(),
             samples,
         }
     }
@@ -161,10 +160,10 @@ impl ShardStream {
         worker.run_in_order(&tasks, &mut |verdict| {
             match &verdict {
                 Verdict::Valid(test) => {
-                    seen.insert(test.clone());
+                    seen.insert(Hashed::new(test.clone()));
                 }
                 Verdict::Completed(done) => {
-                    if seen.insert(done.test.clone()) {
+                    if seen.insert(Hashed::new(done.test.clone())) {
                         samples.push(done.test.clone());
                     }
                 }
