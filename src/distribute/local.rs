@@ -339,6 +339,13 @@ mod tests {
         let tasks: u64 = report.ranks.iter().map(|r| r.tasks).sum();
         assert_eq!(tasks, 30 + report.candidates);
         assert!(report.ranks.iter().all(|r| r.tasks > 10));
+        // Decoding the ranks' verdicts is the coordinator's own time, not theirs: in every
+        // round's.
+        assert!(report.messaging_seconds > 0.0);
+        for r in &report.rounds {
+            let own = r.merge_seconds + r.messaging_seconds;
+            assert!(r.coordinator_seconds >= own, "{r:?}");
+        }
         let (again, _) = spread(&checker, &sharded(6), 3, 2);
         assert_eq!(again, three);
         let (other_seed, _) = spread(&checker, &sharded(7), 3, 1);

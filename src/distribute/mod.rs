@@ -87,6 +87,8 @@ pub struct Coordinator<'a, E: Endpoint> {
     sharded: bool,
     /// The ranks' time on batches so far, as they reported it.
     busy: Duration,
+    /// Time encoding, sending and decoding messages (not waiting for them).
+    messaging: Duration,
 }
 
 impl<'a, E: Endpoint> Coordinator<'a, E> {
@@ -108,6 +110,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             finished: false,
             sharded: false,
             busy: Duration::ZERO,
+            messaging: Duration::ZERO,
         };
         coordinator.broadcast(&ToRank::Start {
             fingerprint: cnf_fingerprint,
@@ -126,11 +129,14 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
     }
 
     fn send(&mut self, rank: usize, message: &ToRank) -> Result<(), TransportError> {
+        let started = Instant::now();
         let bytes = protocol::encode(message);
         let state = &mut self.ranks[rank];
         state.messages += 1;
         state.bytes_to += bytes.len() as u64;
-        self.endpoint.send(rank, bytes)
+        let sent = self.endpoint.send(rank, bytes);
+        self.messaging += started.elapsed();
+        sent
     }
 
     fn broadcast(&mut self, message: &ToRank) -> Result<(), TransportError> {
@@ -139,6 +145,18 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
 
     fn receive(&mut self) -> Result<(usize, ToCoordinator), TransportError> {
         let (rank, bytes) = self.endpoint.receive()?;
+        let started = Instant::now();
+        let message = self.decode(rank, bytes);
+        self.messaging += started.elapsed();
+        message
+    }
+
+    /// A message from `rank`, counted and decoded.
+    fn decode(
+        &mut self,
+        rank: usize,
+        bytes: Vec<u8>,
+    ) -> Result<(usize, ToCoordinator), TransportError> {
         let state = self
             .ranks
             .get_mut(rank)
@@ -310,6 +328,10 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
 
     fn busy(&self) -> Duration {
         self.busy
+    }
+
+    fn messaging(&self) -> Duration {
+        self.messaging
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {

@@ -72,6 +72,9 @@ pub struct RoundStats {
     /// The part of `coordinator_seconds` spent merging verdicts, which goes on while ranks
     /// work: past `work_seconds / merge_seconds` ranks it alone outlasts their work.
     pub merge_seconds: f64,
+    /// The part of `coordinator_seconds` spent encoding and decoding messages to and from
+    /// the ranks (0 in one process), which also goes on while they work.
+    pub messaging_seconds: f64,
 }
 
 /// Wall time per phase, in seconds.
@@ -118,6 +121,8 @@ pub struct Report {
     pub work_seconds: f64,
     /// The rounds' `merge_seconds`, summed.
     pub merge_seconds: f64,
+    /// The rounds' `messaging_seconds`, summed.
+    pub messaging_seconds: f64,
     /// Solver calls by purpose.
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.

@@ -98,6 +98,10 @@ pub trait Workforce {
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
 
+    /// Time this side has spent encoding and decoding messages to and from the ranks so
+    /// far: the coordinator's own work, though it happens while tasks run.
+    fn messaging(&self) -> Duration;
+
     /// Time the ranks have spent on tasks so far, summed over ranks: the work more ranks
     /// would share, against which the coordinator's time alone is set.
     fn busy(&self) -> Duration;
@@ -514,6 +518,10 @@ impl Workforce for LocalWorkforce<'_> {
 
     fn busy(&self) -> Duration {
         self.worker.busy + self.drawing
+    }
+
+    fn messaging(&self) -> Duration {
+        Duration::ZERO
     }
 }
 

@@ -192,6 +192,7 @@ impl<'a> Snap<'a> {
                 coordinator_seconds: 0.0,
                 work_seconds: 0.0,
                 merge_seconds: 0.0,
+                messaging_seconds: 0.0,
                 solver_calls: SolverCalls::default(),
                 completed_by_propagation: 0,
                 candidates: 0,
@@ -334,14 +335,16 @@ impl<'a> Snap<'a> {
             new_tests: self.suite.tests().len(),
             work_seconds: workforce.busy().as_secs_f64(),
             merge_seconds: self.merging.as_secs_f64(),
+            messaging_seconds: workforce.messaging().as_secs_f64(),
             ..Default::default()
         };
+        let initial_messaging = initial.messaging_seconds;
         self.measures_up_to_date().ask();
         let mut next = self.prepare_ahead(0, &samples);
         let mut unsettled = Some(round::Unsettled {
             stats: initial,
             seconds: self.start.elapsed().as_secs_f64(),
-            working: self.report.seconds.initial,
+            working: self.report.seconds.initial - initial_messaging,
             initial: true,
         });
         let mut round = 0;
@@ -530,6 +533,98 @@ mod tests {
         fn busy(&self) -> Duration {
             self.inner.busy()
         }
+
+        fn messaging(&self) -> Duration {
+            self.inner.messaging()
+        }
+    }
+
+    /// Spends `MESSAGES` of every sharded round on messages, as a coordinator decoding its
+    /// ranks' verdicts does.
+    struct Talkative<'a> {
+        inner: LocalWorkforce<'a>,
+        messaging: Duration,
+    }
+
+    const MESSAGES: Duration = Duration::from_millis(30);
+
+    impl Workforce for Talkative<'_> {
+        fn run(
+            &mut self,
+            centroids: &[Assignment],
+            tasks: Vec<Task>,
+            deliver: &mut Deliver,
+        ) -> Result<(), SampleError> {
+            self.inner.run(centroids, tasks, deliver)
+        }
+
+        fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
+            self.inner.shard(plan, samples)
+        }
+
+        fn run_shards(
+            &mut self,
+            round: usize,
+            deliver: &mut Deliver,
+        ) -> Result<shard::Drawn, SampleError> {
+            std::thread::sleep(MESSAGES);
+            self.messaging += MESSAGES;
+            self.inner.run_shards(round, deliver)
+        }
+
+        fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
+            self.inner.finish()
+        }
+
+        fn busy(&self) -> Duration {
+            self.inner.busy()
+        }
+
+        fn messaging(&self) -> Duration {
+            self.messaging
+        }
+    }
+
+    /// The coordinator's time on messages counts in its own seconds, not in the ranks'
+    /// work: left in the work, a sharded coordinator's decoding of every verdict was hidden.
+    #[test]
+    fn the_coordinators_messages_count_as_its_own_time() {
+        let cnf = planted(30, 90, 5);
+        let checker = Checker::new(&cnf);
+        let config = SnapConfig {
+            sharded: true,
+            max_rounds: Some(2),
+            min_improvement: 0.0,
+            stop_metric: StopMetric::Information,
+            ..small_config(1)
+        };
+        let interrupt = AtomicBool::new(false);
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let budget = Budget::new(config.time_limit, &interrupt);
+        let mut workforce = Talkative {
+            inner: LocalWorkforce::new(Worker::new(&checker, run.solvers, budget)),
+            messaging: Duration::ZERO,
+        };
+        let mut sink = |_: &Assignment| Ok(());
+        let report = sample_with(&mut workforce, &run, budget, &mut sink).unwrap();
+        assert_eq!(report.rounds.len(), 3, "{:?}", report.stop);
+        for round in &report.rounds[1..] {
+            assert!(
+                round.messaging_seconds >= MESSAGES.as_secs_f64(),
+                "{round:?}"
+            );
+            assert!(
+                round.coordinator_seconds >= round.messaging_seconds,
+                "{round:?}"
+            );
+        }
+        assert!(report.messaging_seconds >= 2.0 * MESSAGES.as_secs_f64());
     }
 
     /// A round whose tasks the deadline skipped ends the run for the time limit. The run's

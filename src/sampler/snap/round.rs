@@ -130,7 +130,7 @@ impl Snap<'_> {
         let mut held: Vec<Verdict> = Vec::new();
         let mut stopped: Option<StopReason> = None;
         let before = self.suite.tests().len();
-        let busy = workforce.busy();
+        let (busy, messaging) = (workforce.busy(), workforce.messaging());
         let mut deliver = |verdict| {
             if stopped.is_some() {
                 self.drop_verdicts([&verdict]);
@@ -165,7 +165,10 @@ impl Snap<'_> {
             Work::Tasks { .. } => None,
             Work::Shards => Some(workforce.run_shards(number, &mut deliver)?),
         };
-        let working = t.elapsed().as_secs_f64();
+        // Encoding and decoding messages is the coordinator's work, not the ranks'.
+        let messaged = (workforce.messaging() - messaging).as_secs_f64();
+        stats.messaging_seconds = messaged;
+        let working = t.elapsed().as_secs_f64() - messaged;
         if let Some(drawn) = drawn {
             self.note_drawn(&mut stats, &drawn);
         }

@@ -24,6 +24,7 @@ impl Snap<'_> {
         self.report.coordinator_seconds += stats.coordinator_seconds;
         self.report.work_seconds += stats.work_seconds;
         self.report.merge_seconds += stats.merge_seconds;
+        self.report.messaging_seconds += stats.messaging_seconds;
         self.report.rounds.push(stats);
     }
 
