@@ -352,6 +352,87 @@ mod tests {
         assert_ne!(other_seed, three);
     }
 
+    /// A scripted rank: ready on `Start`, then for each sharded round its `tasks` verdicts
+    /// (test `rank * 100 + i` as bits) in chunks of the sizes given, the last marked.
+    fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) {
+        use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
+        use crate::sampler::snap::shard::Drawn;
+        use crate::sampler::work::Verdict;
+        let rank = line.rank;
+        let test = |i: usize| Assignment::from_words(vec![(rank * 100 + i) as u64], 16);
+        while let Ok((_, bytes)) = line.receive() {
+            match decode::<ToRank>(&bytes).unwrap() {
+                ToRank::Start { .. } => {
+                    let ready = ToCoordinator::Ready { threads: 1 };
+                    line.send(0, encode(&ready)).unwrap();
+                }
+                ToRank::ShardRound { round } => {
+                    let mut sent = 0;
+                    for (k, &size) in chunks.iter().enumerate() {
+                        let size = size.min(tasks - sent);
+                        let last = k + 1 == chunks.len();
+                        let size = if last { tasks - sent } else { size };
+                        let verdicts = (sent..sent + size)
+                            .map(|i| Verdict::Valid(test(i)))
+                            .collect();
+                        sent += size;
+                        std::thread::sleep(Duration::from_millis(((rank + k) % 3) as u64));
+                        let message = ToCoordinator::ShardResults {
+                            round,
+                            drawn: Drawn::default(),
+                            verdicts,
+                            busy_nanos: 1,
+                            last,
+                        };
+                        line.send(0, encode(&message)).unwrap();
+                    }
+                }
+                ToRank::Finish => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// However the ranks chunk their verdicts and whichever is faster, the coordinator hands
+    /// them over interleaved in task order, rank 0 first, passing over a rank with fewer.
+    #[test]
+    fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
+        use crate::sampler::snap::shard::ShardPlan;
+        use crate::sampler::work::{Demand, Verdict, Workforce};
+        let expected: Vec<u64> = vec![0, 100, 200, 1, 101, 201, 2, 202, 3, 203];
+        for chunks in [vec![1, 1, 1, 1], vec![4], vec![2, 3], vec![3, 1]] {
+            let stop = AtomicBool::new(false);
+            let (hub, lines) = links(3);
+            let tasks = [4, 2, 4];
+            let order = std::thread::scope(|scope| {
+                for (line, tasks) in lines.into_iter().zip(tasks) {
+                    let chunks = chunks.clone();
+                    scope.spawn(move || scripted_rank(line, tasks, chunks));
+                }
+                let budget = Budget::new(Duration::from_secs(9), &stop);
+                let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
+                let plan = ShardPlan {
+                    seed: 0,
+                    samples: 2,
+                    clusters: 1,
+                };
+                coordinator.shard(&plan, &[]).unwrap();
+                let mut order = Vec::new();
+                coordinator
+                    .run_shards(1, &mut |verdict| {
+                        let Verdict::Valid(test) = verdict else {
+                            panic!("scripted ranks send tests");
+                        };
+                        order.push(test.words()[0]);
+                        Ok(Demand::More)
+                    })
+                    .unwrap();
+                order
+            });
+            assert_eq!(order, expected, "chunks {chunks:?}");
+        }
+    }
+
     #[test]
     fn resumed_tests_count_as_found_and_are_not_repeated() {
         let cnf = formula();

@@ -282,10 +282,12 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         Ok(())
     }
 
-    /// Every rank's round is asked for at once; verdicts go to `deliver` in rank order, each
-    /// rank's as soon as the ranks before it have returned theirs, so the suite does not
-    /// depend on which rank finishes first. All are delivered, also after `deliver` has
-    /// enough: the work is done, and the sampler counts what it drops.
+    /// Every rank's round is asked for at once, and the ranks send their verdicts in chunks
+    /// as they go; `deliver` gets them interleaved, the first verdict of every rank (rank 0
+    /// first), then the second, and so on (a rank whose round had fewer tasks drops out once it
+    /// has none left), each as soon as those before it are in. So the suite depends neither on
+    /// which rank is faster nor on how their verdicts were chunked. All are delivered, also
+    /// after `deliver` has enough: the work is done, and the sampler counts what it drops.
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
         if !self.sharded {
             return Err(not_sharded());
@@ -293,34 +295,48 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         self.broadcast(&ToRank::ShardRound {
             round: round as u64,
         })?;
-        let mut returned: Vec<Option<Vec<Verdict>>> = (0..self.ranks.len()).map(|_| None).collect();
+        let ranks = self.ranks.len();
+        let mut waiting: Vec<VecDeque<Verdict>> = (0..ranks).map(|_| VecDeque::new()).collect();
+        let mut done = vec![false; ranks];
         let mut drawn = Drawn::default();
         let mut next = 0;
-        for _ in 0..self.ranks.len() {
+        while done.iter().any(|d| !d) {
             let (rank, message) = self.receive()?;
             let ToCoordinator::ShardResults {
                 round: theirs,
                 drawn: their_draw,
                 verdicts,
                 busy_nanos,
+                last,
             } = message
             else {
                 return Err(unexpected(rank, &message).into());
             };
-            if theirs != round as u64 || returned[rank].is_some() {
+            if theirs != round as u64 || done[rank] {
                 return Err(TransportError::Protocol(format!(
-                    "rank {rank} returned round {theirs} during round {round}"
+                    "rank {rank} sent verdicts of round {theirs} during round {round}"
                 ))
                 .into());
             }
             self.busy += Duration::from_nanos(busy_nanos);
-            drawn.add(&their_draw);
-            returned[rank] = Some(verdicts);
-            while let Some(verdicts) = returned.get_mut(next).and_then(Option::take) {
-                next += 1;
-                for verdict in verdicts {
+            waiting[rank].extend(verdicts);
+            if last {
+                done[rank] = true;
+                drawn.add(&their_draw);
+            }
+            // Deliver in turn while the rank whose turn it is has a verdict in, passing over
+            // ranks that have finished theirs.
+            let mut passed = 0;
+            while passed < ranks {
+                if let Some(verdict) = waiting[next].pop_front() {
                     deliver(verdict)?;
+                    passed = 0;
+                } else if done[next] {
+                    passed += 1;
+                } else {
+                    break;
                 }
+                next = (next + 1) % ranks;
             }
         }
         Ok(drawn)
@@ -380,6 +396,58 @@ impl<E: Endpoint> Drop for Coordinator<'_, E> {
             }
         }
     }
+}
+
+/// Verdicts a rank sends together at most in a sharded round, so that the coordinator merges
+/// them while the rank works rather than all at its round's end (when its ranks would wait).
+const SHARD_CHUNK: usize = 64;
+
+/// How long a rank holds a verdict of a sharded round before sending what it has: tests reach
+/// the suite's file soon after they are found, however slow the repairs.
+const SHARD_CHUNK_WAIT: Duration = Duration::from_millis(1);
+
+/// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
+/// coordinator in task order, a chunk at a time; the last chunk says so and carries what was
+/// drawn, which comes back.
+fn send_shard_round(
+    stream: &mut ShardStream,
+    worker: &mut Worker,
+    round: u64,
+    endpoint: &mut dyn Endpoint,
+) -> Result<Drawn, TransportError> {
+    let send = |endpoint: &mut dyn Endpoint,
+                verdicts: Vec<Verdict>,
+                since: Instant,
+                last: Option<Drawn>| {
+        let message = ToCoordinator::ShardResults {
+            round,
+            drawn: last.unwrap_or_default(),
+            verdicts,
+            busy_nanos: since.elapsed().as_nanos() as u64,
+            last: last.is_some(),
+        };
+        endpoint.send(0, protocol::encode(&message))
+    };
+    let mut chunk = Vec::new();
+    let mut since = Instant::now();
+    let mut failed = None;
+    let drawn = stream
+        .round(round as usize, worker, &mut |verdict| {
+            chunk.push(verdict);
+            if failed.is_none()
+                && (chunk.len() >= SHARD_CHUNK || since.elapsed() >= SHARD_CHUNK_WAIT)
+            {
+                failed = send(&mut *endpoint, std::mem::take(&mut chunk), since, None).err();
+                since = Instant::now();
+            }
+            Ok(Demand::More)
+        })
+        .expect("the rank's delivery never fails");
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    send(endpoint, chunk, since, Some(drawn))?;
+    Ok(drawn)
 }
 
 fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
@@ -472,25 +540,9 @@ impl Rank<'_> {
                     let stream = stream.as_mut().ok_or_else(|| {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
-                    let t = Instant::now();
-                    let mut verdicts = Vec::new();
-                    let drawn = stream
-                        .round(round as usize, worker, &mut |verdict| {
-                            verdicts.push(verdict);
-                            Ok(Demand::More)
-                        })
-                        .expect("collecting verdicts cannot fail");
+                    let drawn = send_shard_round(stream, worker, round, endpoint)?;
                     drawing +=
                         Duration::from_secs_f64(drawn.deltas_seconds + drawn.clustering_seconds);
-                    reply(
-                        endpoint,
-                        &ToCoordinator::ShardResults {
-                            round,
-                            drawn,
-                            verdicts,
-                            busy_nanos: t.elapsed().as_nanos() as u64,
-                        },
-                    )?;
                 }
                 ToRank::Finish => {
                     if let Some(worker) = &worker {

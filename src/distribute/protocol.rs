@@ -2,7 +2,8 @@
 //!
 //! A run is: `Start` → `Ready` from every rank; per round `Centroids` (when they change) and
 //! any number of `Tasks` → `Results`; in a sharded run, after the initial solutions, `Shard`
-//! once and per round `ShardRound` → `ShardResults`; at the end `Finish` → `Finished` with
+//! once and per round `ShardRound` → `ShardResults` chunks, the last marked; at the end
+//! `Finish` → `Finished` with
 //! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`.
 
 use super::TransportError;
@@ -64,16 +65,19 @@ pub enum ToCoordinator {
         /// Wall time the rank spent on the batch, in nanoseconds.
         busy_nanos: u64,
     },
-    /// A sharded round's verdicts, in task order, what the rank drew, and its time on it.
+    /// The next verdicts of a sharded round, in task order, and the rank's time on them; the
+    /// round's last chunk also has what the rank drew.
     ShardResults {
         /// The round's number.
         round: u64,
-        /// The round's pool and centroids, in figures.
+        /// The round's pool and centroids, in figures (in the last chunk).
         drawn: Drawn,
-        /// One verdict a task of the round, in task order.
+        /// The verdicts of the next tasks of the round, in task order.
         verdicts: Vec<Verdict>,
-        /// Wall time the rank spent drawing and doing the round, in nanoseconds.
+        /// Wall time the rank spent on the round since its last chunk, in nanoseconds.
         busy_nanos: u64,
+        /// The round's last chunk.
+        last: bool,
     },
     /// The rank's figures, its last message.
     Finished {
@@ -191,17 +195,19 @@ mod tests {
             drawn,
             verdicts: vec![Verdict::Valid(test.clone()), Verdict::Skipped],
             busy_nanos: 7,
+            last: true,
         };
         let ToCoordinator::ShardResults {
             round,
             drawn: back,
             verdicts,
             busy_nanos,
+            last,
         } = decode(&encode(&message)).unwrap()
         else {
             panic!("wrong message kind");
         };
-        assert_eq!((round, back, busy_nanos), (4, drawn, 7));
+        assert_eq!((round, back, busy_nanos, last), (4, drawn, 7, true));
         assert!(matches!(&verdicts[..], [Verdict::Valid(t), Verdict::Skipped] if *t == test));
     }
 

@@ -91,8 +91,8 @@ pub trait Workforce {
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError>;
 
     /// Round `round` of a sharded run: every rank draws and does a round of its own; their
-    /// verdicts go to `deliver` rank by rank (rank 0 first), each rank's in task order, until
-    /// it has enough. Returns what the ranks drew, summed.
+    /// verdicts go to `deliver` interleaved (every rank's first, rank 0 first, then every
+    /// rank's second, ...), each rank's in task order. Returns what the ranks drew, summed.
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError>;
 
     /// Ends the work and returns each rank's figures (rank 0 first).
