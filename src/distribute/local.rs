@@ -356,7 +356,7 @@ mod tests {
     /// (test `rank * 100 + i` as bits) in chunks of the sizes given, the last marked.
     fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) {
         use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-        use crate::sampler::snap::shard::Drawn;
+        use crate::sampler::snap::draw::Drawn;
         use crate::sampler::work::Verdict;
         let rank = line.rank;
         let test = |i: usize| Assignment::from_words(vec![(rank * 100 + i) as u64], 16);

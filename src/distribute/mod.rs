@@ -19,7 +19,8 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Solvers;
-use crate::sampler::snap::shard::{Drawn, ShardPlan, ShardStream};
+use crate::sampler::snap::draw::Drawn;
+use crate::sampler::snap::shard::{ShardPlan, ShardStream};
 use crate::sampler::work::{
     not_sharded, Deliver, Demand, RankReport, Task, Verdict, Worker, Workforce,
 };
@@ -541,8 +542,7 @@ impl Rank<'_> {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
                     let drawn = send_shard_round(stream, worker, round, endpoint)?;
-                    drawing +=
-                        Duration::from_secs_f64(drawn.deltas_seconds + drawn.clustering_seconds);
+                    drawing += Duration::from_secs_f64(drawn.seconds);
                 }
                 ToRank::Finish => {
                     if let Some(worker) = &worker {

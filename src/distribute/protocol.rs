@@ -8,7 +8,8 @@
 
 use super::TransportError;
 use crate::assignment::Assignment;
-use crate::sampler::snap::shard::{Drawn, ShardPlan};
+use crate::sampler::snap::draw::Drawn;
+use crate::sampler::snap::shard::ShardPlan;
 use crate::sampler::work::{Task, Verdict};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
@@ -189,6 +190,7 @@ mod tests {
             centroids: 2,
             deltas_seconds: 0.5,
             clustering_seconds: 0.25,
+            seconds: 1.0,
         };
         let message = ToCoordinator::ShardResults {
             round: 4,

@@ -7,7 +7,8 @@
 //! ([`crate::distribute`]) give the same suite for the same seed.
 
 use super::repair::{Completed, Completer, Failure, Lane};
-use super::snap::shard::{Drawn, ShardPlan, ShardStream};
+use super::snap::draw::Drawn;
+use super::snap::shard::{ShardPlan, ShardStream};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -506,7 +507,7 @@ impl Workforce for LocalWorkforce<'_> {
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
         let stream = self.shard.as_mut().ok_or_else(not_sharded)?;
         let drawn = stream.round(round, &mut self.worker, deliver)?;
-        self.drawing += Duration::from_secs_f64(drawn.deltas_seconds + drawn.clustering_seconds);
+        self.drawing += Duration::from_secs_f64(drawn.seconds);
         Ok(drawn)
     }
 

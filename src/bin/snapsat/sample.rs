@@ -152,7 +152,7 @@ pub struct SampleArgs {
     /// suite: for many ranks on formulas whose repairs take microseconds, where drawing
     /// rounds for all ranks keeps the coordinator from keeping up. A round is then one of
     /// every rank (N*k candidates each). One rank gives the suite of an unsharded run; more
-    /// give another suite, the same for the same seed, ranks and --lanes.
+    /// give another suite, with splr the same for the same seed and number of ranks.
     #[arg(long)]
     pub sharded: bool,
     /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified

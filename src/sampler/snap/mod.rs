@@ -8,6 +8,7 @@
 pub mod candidates;
 mod columns;
 pub mod deltas;
+pub mod draw;
 mod initial;
 pub mod kmeans;
 mod round;
@@ -520,7 +521,7 @@ mod tests {
             &mut self,
             round: usize,
             deliver: &mut Deliver,
-        ) -> Result<shard::Drawn, SampleError> {
+        ) -> Result<draw::Drawn, SampleError> {
             let left = self.budget.remaining().expect("a deadline");
             std::thread::sleep(left + Duration::from_millis(1));
             self.inner.run_shards(round, deliver)
@@ -566,7 +567,7 @@ mod tests {
             &mut self,
             round: usize,
             deliver: &mut Deliver,
-        ) -> Result<shard::Drawn, SampleError> {
+        ) -> Result<draw::Drawn, SampleError> {
             std::thread::sleep(MESSAGES);
             self.messaging += MESSAGES;
             self.inner.run_shards(round, deliver)

@@ -10,7 +10,7 @@
 //! same; a round prepared and then not run, or run and dropped (the stop rule said stop),
 //! costs its work at the end of a run.
 
-use super::{shard, Snap};
+use super::{draw, Snap};
 use crate::assignment::Assignment;
 use crate::sampler::work::{Demand, Task, Verdict, Workforce};
 use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
@@ -35,7 +35,7 @@ enum Work {
         centroids: Vec<Assignment>,
         tasks: Vec<Task>,
     },
-    /// Every rank draws and does a round of its own ([`shard`]).
+    /// Every rank draws and does a round of its own ([`super::shard`]).
     Shards,
 }
 
@@ -74,12 +74,12 @@ impl Snap<'_> {
             };
         }
         let started = Instant::now();
-        let plan = self.config.shard_plan();
-        let shard::Draw {
+        let config = self.config;
+        let draw::Draw {
             drawn,
             centroids,
             tasks,
-        } = shard::draw(&plan, plan.seed, round, samples);
+        } = draw::draw(config.samples, config.clusters, config.seed, round, samples);
         let mut prepared = Prepared {
             stats,
             work: Work::Tasks { centroids, tasks },
@@ -91,7 +91,7 @@ impl Snap<'_> {
     }
 
     /// Steps 2 and 3a's figures of a round, and their time in the run's.
-    fn note_drawn(&mut self, stats: &mut RoundStats, drawn: &shard::Drawn) {
+    fn note_drawn(&mut self, stats: &mut RoundStats, drawn: &draw::Drawn) {
         stats.distinct_deltas += drawn.distinct_deltas;
         stats.repeated_delta_pairs += drawn.repeated_delta_pairs;
         stats.centroids += drawn.centroids;

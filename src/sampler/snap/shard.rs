@@ -14,16 +14,14 @@
 //! one-process loop's grow by the new repaired tests of the suite. Rank 0's stream is the
 //! run's own, so one sharded rank gives the suite of an unsharded run.
 
-use super::{candidates, deltas, kmeans};
-use crate::assignment::{Assignment, Hashed, HashedSet};
+use super::draw::{draw, Draw, Drawn};
+use crate::assignment::{Assignment, KeptHash};
 use crate::sampler::derive_seed;
-use crate::sampler::work::{Deliver, Task, Verdict, Worker};
+use crate::sampler::work::{Deliver, Verdict, Worker};
 use crate::sampler::SampleError;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
 /// What a rank needs to draw rounds of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,81 +32,6 @@ pub struct ShardPlan {
     pub samples: usize,
     /// k: clusters.
     pub clusters: usize,
-}
-
-/// What steps 2 and 3a made of a round's samples: its figures, summed over the ranks in a
-/// sharded round.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Drawn {
-    /// Distinct deltas in the pool.
-    pub distinct_deltas: usize,
-    /// Sample pairs whose delta another pair had already.
-    pub repeated_delta_pairs: u64,
-    /// Centroids.
-    pub centroids: usize,
-    /// Seconds building the pool.
-    pub deltas_seconds: f64,
-    /// Seconds clustering.
-    pub clustering_seconds: f64,
-}
-
-impl Drawn {
-    /// Another rank's figures added to these.
-    pub fn add(&mut self, other: &Drawn) {
-        self.distinct_deltas += other.distinct_deltas;
-        self.repeated_delta_pairs += other.repeated_delta_pairs;
-        self.centroids += other.centroids;
-        self.deltas_seconds += other.deltas_seconds;
-        self.clustering_seconds += other.clustering_seconds;
-    }
-}
-
-/// A round drawn: its centroids and its tasks (none when every sample is the same).
-pub(crate) struct Draw {
-    pub(crate) drawn: Drawn,
-    pub(crate) centroids: Vec<Assignment>,
-    pub(crate) tasks: Vec<Task>,
-}
-
-/// Steps 2, 3a and 3b's draw for round `round` from `samples`, every choice from `seed`.
-///
-/// Steps 2 and 3a work on at most N samples, drawn afresh each round: the pool then holds at
-/// most N(N−1)/2 pairs, and k-means costs the same in round 30 as in round 1, however many
-/// repaired samples have joined (over all of them it grew with the suite: 1.6 of the
-/// coordinator's 2.5 s in 30 rounds of 70.sk_3_40, its 14,000 samples).
-pub(crate) fn draw(plan: &ShardPlan, seed: u64, round: usize, samples: &[Assignment]) -> Draw {
-    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 1, round as u64));
-    let n = plan.samples.max(1);
-    let t = Instant::now();
-    let mut basis: Vec<&Assignment> = samples.iter().collect();
-    if basis.len() > n {
-        basis.shuffle(&mut rng);
-        basis.truncate(n);
-    }
-    let pool = deltas::DeltaPool::from_samples(&basis);
-    let deltas_seconds = t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
-    let centroids = kmeans::centroids(&basis, plan.clusters, &mut rng);
-    let clustering_seconds = t.elapsed().as_secs_f64();
-
-    // Step 3b's candidates, drawn sequentially (cheap, deterministic).
-    let tasks = if pool.is_empty() {
-        Vec::new()
-    } else {
-        candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round)
-    };
-    Draw {
-        drawn: Drawn {
-            distinct_deltas: pool.len(),
-            repeated_delta_pairs: pool.repeated_pairs(),
-            centroids: centroids.len(),
-            deltas_seconds,
-            clustering_seconds,
-        },
-        centroids,
-        tasks,
-    }
 }
 
 /// The seed of rank `rank`'s draws: the run's own for rank 0.
@@ -125,10 +48,11 @@ pub struct ShardStream {
     plan: ShardPlan,
     seed: u64,
     samples: Vec<Assignment>,
-    /// Every test this rank has seen (the initial solutions, its candidates that were
-    /// models, its repairs): a repair joins the samples only when new, as in one process,
-    /// where only the suite's new tests do.
-    seen: HashedSet<Assignment>,
+    /// The fingerprints of every test this rank has seen (the initial solutions, its
+    /// candidates that were models, its repairs): a repair joins the samples only when new,
+    /// as in one process, where only the suite's new tests do. Fingerprints, not copies: two
+    /// tests sharing one (2^-64 a pair) would only keep a repair out of this rank's samples.
+    seen: HashSet<u64, BuildHasherDefault<KeptHash>>,
 }
 
 impl ShardStream {
@@ -137,7 +61,7 @@ impl ShardStream {
         ShardStream {
             plan,
             seed: stream_seed(plan.seed, rank),
-            seen: samples.iter().cloned().map(Hashed::new).collect(),
+            seen: samples.iter().map(Assignment::fingerprint).collect(),
             samples,
         }
     }
@@ -154,16 +78,22 @@ impl ShardStream {
             drawn,
             centroids,
             tasks,
-        } = draw(&self.plan, self.seed, round, &self.samples);
+        } = draw(
+            self.plan.samples,
+            self.plan.clusters,
+            self.seed,
+            round,
+            &self.samples,
+        );
         worker.set_centroids(&centroids);
         let (samples, seen) = (&mut self.samples, &mut self.seen);
         worker.run_in_order(&tasks, &mut |verdict| {
             match &verdict {
                 Verdict::Valid(test) => {
-                    seen.insert(Hashed::new(test.clone()));
+                    seen.insert(test.fingerprint());
                 }
                 Verdict::Completed(done) => {
-                    if seen.insert(Hashed::new(done.test.clone())) {
+                    if seen.insert(done.test.fingerprint()) {
                         samples.push(done.test.clone());
                     }
                 }
