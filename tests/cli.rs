@@ -331,18 +331,22 @@ fn quicksampler_baseline_writes_only_verified_tests_and_reports_credibility() {
     assert!(stats["valid_candidates"].as_u64().unwrap() as usize >= n);
 }
 
+/// The suite `snapsat sample` writes to standard output for the shipped example, seed 5, one
+/// thread, with `extra` flags; the run must succeed.
+fn sample_mid(extra: &[&str]) -> Vec<u8> {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let mut args = vec!["sample", mid.to_str().unwrap(), "-s", "5", "-j", "1", "-q"];
+    args.extend_from_slice(extra);
+    let o = snapsat(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o.stdout
+}
+
 #[test]
 fn in_process_ranks_give_the_same_suite_as_one_process() {
-    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
-    let run = |extra: &[&str]| {
-        let mut args = vec!["sample", mid.to_str().unwrap(), "-s", "5", "-j", "1", "-q"];
-        args.extend_from_slice(extra);
-        let o = snapsat(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        o.stdout
-    };
+    let run = sample_mid;
     let alone = run(&[]);
     let spread = run(&["--ranks", "3", "--stats", stats.to_str().unwrap()]);
     assert!(!alone.is_empty());
@@ -377,13 +381,7 @@ fn sharded_ranks_write_a_verified_suite_of_their_own_rounds() {
     let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
     let dir = tempfile::tempdir().unwrap();
     let (stats, out) = (dir.path().join("stats.json"), dir.path().join("tests.txt"));
-    let run = |extra: &[&str]| {
-        let mut args = vec!["sample", mid.to_str().unwrap(), "-s", "5", "-j", "1", "-q"];
-        args.extend_from_slice(extra);
-        let o = snapsat(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        o.stdout
-    };
+    let run = sample_mid;
     assert_eq!(run(&["--sharded"]), run(&[]));
     run(&[
         "--sharded",

@@ -492,14 +492,38 @@ mod tests {
         }
     }
 
-    /// Lets the deadline pass before every round's tasks (those with centroids: not the
-    /// initial solutions), so that they are all skipped.
-    struct LateWorkforce<'a> {
+    /// A one-process workforce with a fault put in before every round's tasks (those with
+    /// centroids, or a sharded round's: not the initial solutions): `late` lets the deadline
+    /// pass, so that they are all skipped; `talk` is spent on messages, as a coordinator
+    /// decoding its ranks' verdicts does.
+    struct Staged<'a> {
         inner: LocalWorkforce<'a>,
-        budget: Budget<'a>,
+        late: Option<Budget<'a>>,
+        talk: Duration,
+        messaging: Duration,
     }
 
-    impl Workforce for LateWorkforce<'_> {
+    impl<'a> Staged<'a> {
+        fn new(inner: LocalWorkforce<'a>) -> Self {
+            Staged {
+                inner,
+                late: None,
+                talk: Duration::ZERO,
+                messaging: Duration::ZERO,
+            }
+        }
+
+        fn before_a_round(&mut self) {
+            if let Some(budget) = self.late {
+                let left = budget.remaining().expect("a deadline");
+                std::thread::sleep(left + Duration::from_millis(1));
+            }
+            std::thread::sleep(self.talk);
+            self.messaging += self.talk;
+        }
+    }
+
+    impl Workforce for Staged<'_> {
         fn run(
             &mut self,
             centroids: &[Assignment],
@@ -507,8 +531,7 @@ mod tests {
             deliver: &mut Deliver,
         ) -> Result<(), SampleError> {
             if !centroids.is_empty() {
-                let left = self.budget.remaining().expect("a deadline");
-                std::thread::sleep(left + Duration::from_millis(1));
+                self.before_a_round();
             }
             self.inner.run(centroids, tasks, deliver)
         }
@@ -522,8 +545,7 @@ mod tests {
             round: usize,
             deliver: &mut Deliver,
         ) -> Result<draw::Drawn, SampleError> {
-            let left = self.budget.remaining().expect("a deadline");
-            std::thread::sleep(left + Duration::from_millis(1));
+            self.before_a_round();
             self.inner.run_shards(round, deliver)
         }
 
@@ -536,62 +558,40 @@ mod tests {
         }
 
         fn messaging(&self) -> Duration {
-            self.inner.messaging()
+            self.inner.messaging() + self.messaging
         }
-    }
-
-    /// Spends `MESSAGES` of every sharded round on messages, as a coordinator decoding its
-    /// ranks' verdicts does.
-    struct Talkative<'a> {
-        inner: LocalWorkforce<'a>,
-        messaging: Duration,
     }
 
     const MESSAGES: Duration = Duration::from_millis(30);
 
-    impl Workforce for Talkative<'_> {
-        fn run(
-            &mut self,
-            centroids: &[Assignment],
-            tasks: Vec<Task>,
-            deliver: &mut Deliver,
-        ) -> Result<(), SampleError> {
-            self.inner.run(centroids, tasks, deliver)
-        }
-
-        fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
-            self.inner.shard(plan, samples)
-        }
-
-        fn run_shards(
-            &mut self,
-            round: usize,
-            deliver: &mut Deliver,
-        ) -> Result<draw::Drawn, SampleError> {
-            std::thread::sleep(MESSAGES);
-            self.messaging += MESSAGES;
-            self.inner.run_shards(round, deliver)
-        }
-
-        fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
-            self.inner.finish()
-        }
-
-        fn busy(&self) -> Duration {
-            self.inner.busy()
-        }
-
-        fn messaging(&self) -> Duration {
-            self.messaging
-        }
+    /// The report of a one-process splr run of `config` on a planted formula, its
+    /// workforce staged by `stage` from the one-process workforce, made first, and the run's
+    /// budget.
+    fn staged_report(
+        config: &SnapConfig,
+        stage: impl for<'a> FnOnce(LocalWorkforce<'a>, Budget<'a>) -> Staged<'a>,
+    ) -> Report {
+        let cnf = planted(30, 90, 5);
+        let checker = Checker::new(&cnf);
+        let interrupt = AtomicBool::new(false);
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let budget = Budget::new(config.time_limit, &interrupt);
+        let worker = Worker::new(&checker, run.solvers, budget);
+        let mut workforce = stage(LocalWorkforce::new(worker), budget);
+        let mut sink = |_: &Assignment| Ok(());
+        sample_with(&mut workforce, &run, budget, &mut sink).unwrap()
     }
 
     /// The coordinator's time on messages counts in its own seconds, not in the ranks'
     /// work: left in the work, a sharded coordinator's decoding of every verdict was hidden.
     #[test]
     fn the_coordinators_messages_count_as_its_own_time() {
-        let cnf = planted(30, 90, 5);
-        let checker = Checker::new(&cnf);
         let config = SnapConfig {
             sharded: true,
             max_rounds: Some(2),
@@ -599,21 +599,10 @@ mod tests {
             stop_metric: StopMetric::Information,
             ..small_config(1)
         };
-        let interrupt = AtomicBool::new(false);
-        let run = Sampling {
-            checker: &checker,
-            solvers: Solvers::splr(),
-            config: &config,
-            resumed: &[],
-            interrupt: &interrupt,
-        };
-        let budget = Budget::new(config.time_limit, &interrupt);
-        let mut workforce = Talkative {
-            inner: LocalWorkforce::new(Worker::new(&checker, run.solvers, budget)),
-            messaging: Duration::ZERO,
-        };
-        let mut sink = |_: &Assignment| Ok(());
-        let report = sample_with(&mut workforce, &run, budget, &mut sink).unwrap();
+        let report = staged_report(&config, |inner, _| Staged {
+            talk: MESSAGES,
+            ..Staged::new(inner)
+        });
         assert_eq!(report.rounds.len(), 3, "{:?}", report.stop);
         for round in &report.rounds[1..] {
             assert!(
@@ -642,31 +631,19 @@ mod tests {
     }
 
     fn a_round_the_deadline_cut_stops_for_the_time_limit_when(sharded: bool) {
-        let cnf = planted(30, 90, 5);
-        let checker = Checker::new(&cnf);
         let config = SnapConfig {
             time_limit: Duration::from_millis(800),
             sharded,
             ..small_config(1)
         };
-        let interrupt = AtomicBool::new(false);
-        let run = Sampling {
-            checker: &checker,
-            solvers: Solvers::splr(),
-            config: &config,
-            resumed: &[],
-            interrupt: &interrupt,
-        };
-        let budget = Budget::new(config.time_limit, &interrupt);
-        let worker = Worker::new(&checker, run.solvers, budget);
-        // As long as a large formula's workforce takes to build.
-        std::thread::sleep(Duration::from_millis(200));
-        let mut workforce = LateWorkforce {
-            inner: LocalWorkforce::new(worker),
-            budget,
-        };
-        let mut sink = |_: &Assignment| Ok(());
-        let report = sample_with(&mut workforce, &run, budget, &mut sink).unwrap();
+        let report = staged_report(&config, |inner, budget| {
+            // As long as a large formula's workforce takes to build.
+            std::thread::sleep(Duration::from_millis(200));
+            Staged {
+                late: Some(budget),
+                ..Staged::new(inner)
+            }
+        });
         let last = report.rounds.last().unwrap();
         assert!(last.round > 0 && last.skipped > 0, "{last:?}");
         assert_eq!(report.stop, StopReason::TimeLimit);
