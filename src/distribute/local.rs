@@ -240,20 +240,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let (alone, _) = collect(|o| sampler::sample(&checker, &Splr, &config(4), o, &stop));
         for (ranks, threads) in [(1, 1), (3, 1), (2, 2)] {
-            let (spread, report) = collect(|o| {
-                sample(
-                    ranks,
-                    threads,
-                    &Sampling {
-                        checker: &checker,
-                        solvers: Solvers::splr(),
-                        config: &config(4),
-                        resumed: &[],
-                        interrupt: &stop,
-                    },
-                    o,
-                )
-            });
+            let (spread, report) = spread(&checker, &config(4), ranks, threads);
             assert_eq!(spread, alone, "{ranks} ranks x {threads} threads");
             assert!(spread.iter().all(|t| checker.satisfies(t)));
             assert_eq!(report.ranks.len(), ranks);
