@@ -14,15 +14,6 @@ use std::time::Duration;
 /// test may reach the suite's file at most, for a thousand wake-ups a second of an idle thread.
 const NAP: Duration = Duration::from_millis(1);
 
-/// Items waiting that wake the thread before its nap is over, at the least: a quarter of the
-/// queue does, if more. Waking a thread that is not asleep costs an atomic swap, no system
-/// call; one asleep, a futex call (~9 µs on these machines). The writer, idle between the
-/// verdicts of a rank whose repairs take microseconds, was woken every 16 tests, which was
-/// a third of merging a test of 70.sk_3_40 (sharded); a quarter of its queue is hundreds of
-/// tests, and its nap still bounds a test's wait. A round's end wakes the measuring thread
-/// itself.
-const WAKE_AT: usize = 16;
-
 /// A queue's receiving end: the items in order, napping while none waits; it ends once the
 /// [`Handoff`] is gone.
 pub struct Napping<T>(pub Receiver<T>);
@@ -47,26 +38,29 @@ pub struct Handoff<T> {
     /// `None` only while it is dropped: the queue closes before the thread is woken.
     sender: Option<Sender<T>>,
     receiver: Thread,
+    wake_at: usize,
 }
 
 impl<T> Handoff<T> {
-    /// Hands items over through `sender` to the `receiver` thread.
-    pub fn new(sender: Sender<T>, receiver: Thread) -> Self {
+    /// Hands items over through `sender` to the `receiver` thread, waking it before its nap
+    /// is over once `wake_at` items wait. Waking a thread that is not asleep costs an atomic
+    /// swap, no system call; one asleep, a futex call (~9 µs on these machines): the fewer
+    /// wake-ups the better, as long as the thread keeps up where the caller waits for it.
+    pub fn new(sender: Sender<T>, receiver: Thread, wake_at: usize) -> Self {
         Handoff {
             sender: Some(sender),
             receiver,
+            wake_at: wake_at.max(1),
         }
     }
 
-    /// Queues `item` (waiting while the queue is full), waking the thread only once a
-    /// quarter of the queue (at least `WAKE_AT` items) waits or the queue is full (a queue of
-    /// a few very wide tests: the next send would wait out the thread's nap); the item back
-    /// if the thread has ended.
+    /// Queues `item` (waiting while the queue is full), waking the thread only once
+    /// `wake_at` items wait or the queue is full (a queue of a few very wide tests: the next
+    /// send would wait out the thread's nap); the item back if the thread has ended.
     pub fn send(&self, item: T) -> Result<(), T> {
         let sender = self.sender.as_ref().expect("open until dropped");
         sender.send(item).map_err(|e| e.into_inner())?;
-        let piled_up = WAKE_AT.max(sender.capacity().unwrap_or(0) / 4);
-        if sender.len() >= piled_up || sender.is_full() {
+        if sender.len() >= self.wake_at || sender.is_full() {
             self.wake();
         }
         Ok(())
@@ -95,7 +89,7 @@ mod tests {
     fn items_arrive_in_order_and_the_end_wakes_the_thread() {
         let (sender, receiver) = crossbeam_channel::bounded(4);
         let thread = std::thread::spawn(move || Napping(receiver).collect::<Vec<u32>>());
-        let handoff = Handoff::new(sender, thread.thread().clone());
+        let handoff = Handoff::new(sender, thread.thread().clone(), 16);
         for i in 0..100 {
             handoff.send(i).unwrap();
         }
@@ -108,7 +102,7 @@ mod tests {
     #[test]
     fn a_send_after_the_thread_ended_gives_the_item_back() {
         let (sender, receiver) = crossbeam_channel::bounded(1);
-        let handoff = Handoff::new(sender, std::thread::current());
+        let handoff = Handoff::new(sender, std::thread::current(), 16);
         drop(receiver);
         assert_eq!(handoff.send(7), Err(7));
     }
