@@ -16,16 +16,36 @@ const NAP: Duration = Duration::from_millis(1);
 
 /// A queue's receiving end: the items in order, napping while none waits; it ends once the
 /// [`Handoff`] is gone.
-pub struct Napping<T>(pub Receiver<T>);
+pub struct Napping<T> {
+    queue: Receiver<T>,
+    nap: Duration,
+}
+
+impl<T> Napping<T> {
+    /// The items of `queue`, looked for every millisecond while none waits.
+    pub fn new(queue: Receiver<T>) -> Self {
+        Self::every(queue, NAP)
+    }
+
+    /// The items of `queue`, looked for every `nap` while none waits.
+    pub fn every(queue: Receiver<T>, nap: Duration) -> Self {
+        Napping { queue, nap }
+    }
+
+    /// The items waiting now, without a nap.
+    pub fn waiting(&self) -> crossbeam_channel::TryIter<'_, T> {
+        self.queue.try_iter()
+    }
+}
 
 impl<T> Iterator for Napping<T> {
     type Item = T;
 
     fn next(&mut self) -> Option<T> {
         loop {
-            match self.0.try_recv() {
+            match self.queue.try_recv() {
                 Ok(item) => return Some(item),
-                Err(TryRecvError::Empty) => std::thread::park_timeout(NAP),
+                Err(TryRecvError::Empty) => std::thread::park_timeout(self.nap),
                 Err(TryRecvError::Disconnected) => return None,
             }
         }
@@ -88,7 +108,7 @@ mod tests {
     #[test]
     fn items_arrive_in_order_and_the_end_wakes_the_thread() {
         let (sender, receiver) = crossbeam_channel::bounded(4);
-        let thread = std::thread::spawn(move || Napping(receiver).collect::<Vec<u32>>());
+        let thread = std::thread::spawn(move || Napping::new(receiver).collect::<Vec<u32>>());
         let handoff = Handoff::new(sender, thread.thread().clone(), 16);
         for i in 0..100 {
             handoff.send(i).unwrap();

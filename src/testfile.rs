@@ -136,12 +136,12 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
             .name("snapsat-writer".into())
             .spawn(move || {
                 let mut busy = Duration::ZERO;
-                let mut tests = Napping(tests);
+                let mut tests = Napping::new(tests);
                 let mut batch = Vec::with_capacity(batch_tests.min(capacity));
                 while let Some(test) = tests.next() {
                     let started = Instant::now();
                     batch.push(test);
-                    batch.extend(tests.0.try_iter().take(batch_tests - 1));
+                    batch.extend(tests.waiting().take(batch_tests - 1));
                     writer.write_all(batch.iter().map(|t| &**t))?;
                     batch.clear();
                     busy += started.elapsed();

@@ -47,13 +47,13 @@ enum Request {
 /// no memory of their own.
 const QUEUE_SLOTS: usize = 4096;
 
-/// Requests waiting that wake the thread before its nap is over (the sampler hands tests over
-/// a few dozen at a time). A round's end waits for the thread to have measured the round:
-/// left to its millisecond nap, it was up to a millisecond of tests behind there, and
-/// blasted_case47's 1000-test run took 1 ms longer (medians 13.7 → 14.6 ms); woken for every
-/// request, the wake-ups cost as much as the merging they serve on 70.sk_3_40 (sharded, in
-/// one process: work/coordinator 45 → 20). Every second request: 14.1 ms, and 35.
-const WAKE_AT: usize = 2;
+/// How often the thread looks for tests while none waits. A round's end waits for it to have
+/// measured the round: napping a millisecond, it was up to a millisecond of tests behind there,
+/// and blasted_case47's 1000-test run took 1 ms longer (medians 13.7 → 14.6 ms); woken by the
+/// sampler every 64 tests instead, 70.sk_3_40's sharded coordinator paid ~10 µs a wake-up
+/// (work/coordinator 45 → 28 in one process, 17 → 7 as an MPI job). Looking every 200 µs
+/// costs this thread, not the coordinator, while the run lasts.
+const NAP: Duration = Duration::from_micros(200);
 
 impl MeasuringThread {
     /// Starts the thread in `scope`, measuring NCD as `ncd` does and pairwise coverage over
@@ -71,7 +71,7 @@ impl MeasuringThread {
         let started = thread.spawn_scoped(scope, move || {
             let mut coverage = PairwiseCoverage::new(&ncd.vars);
             let mut busy = Duration::ZERO;
-            for request in Napping(inbox) {
+            for request in Napping::every(inbox, NAP) {
                 match request {
                     Request::Extend(tests) => {
                         let started = Instant::now();
@@ -100,7 +100,8 @@ impl MeasuringThread {
             .thread()
             .clone();
         MeasuringThread {
-            requests: Handoff::new(requests, thread, WAKE_AT),
+            // Woken by its own short nap, not by the sampler (see `NAP`).
+            requests: Handoff::new(requests, thread, QUEUE_SLOTS / 4),
             replies,
             len,
             asked: false,
