@@ -6,7 +6,7 @@ use crate::budget::Budget;
 use crate::oracle::Solvers;
 use crate::sampler::{self, Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -82,6 +82,10 @@ impl Endpoint for Hub {
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
         self.inbox.recv().map_err(|_| TransportError::Disconnected)
     }
+
+    fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        self.receive_within(Duration::ZERO)
+    }
 }
 
 impl Endpoint for Line {
@@ -100,6 +104,14 @@ impl Endpoint for Line {
             .recv()
             .map(|bytes| (0, bytes))
             .map_err(|_| TransportError::Disconnected)
+    }
+
+    fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        match self.inbox.try_recv() {
+            Ok(bytes) => Ok(Some((0, bytes))),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(TransportError::Disconnected),
+        }
     }
 }
 
@@ -340,13 +352,15 @@ mod tests {
     }
 
     /// A scripted rank: ready on `Start`, then for each sharded round its `tasks` verdicts
-    /// (test `rank * 100 + i` as bits) in chunks of the sizes given, the last marked.
-    fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) {
+    /// (test `rank * 100 + i` as bits) in chunks of the sizes given, the last marked; true if
+    /// it was told to end round 1.
+    fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
         use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
         use crate::sampler::snap::draw::Drawn;
         use crate::sampler::work::Verdict;
         let rank = line.rank;
         let test = |i: usize| Assignment::from_words(vec![(rank * 100 + i) as u64], 16);
+        let mut ended = false;
         while let Ok((_, bytes)) = line.receive() {
             match decode::<ToRank>(&bytes).unwrap() {
                 ToRank::Start { .. } => {
@@ -374,28 +388,37 @@ mod tests {
                         line.send(0, encode(&message)).unwrap();
                     }
                 }
-                ToRank::Finish => return,
+                ToRank::EndRound { round } => ended |= round == 1,
+                ToRank::Finish => break,
                 _ => {}
             }
         }
+        ended
     }
 
     /// However the ranks chunk their verdicts and whichever is faster, the coordinator hands
     /// them over interleaved in task order, rank 0 first, passing over a rank with fewer.
+    /// Once the sampler has enough, every rank is told to end the round (those already done
+    /// ignore it); what they sent is still handed over.
     #[test]
     fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
         use crate::sampler::snap::shard::ShardPlan;
         use crate::sampler::work::{Demand, Verdict, Workforce};
         let expected: Vec<u64> = vec![0, 100, 200, 1, 101, 201, 2, 202, 3, 203];
-        for chunks in [vec![1, 1, 1, 1], vec![4], vec![2, 3], vec![3, 1]] {
+        let chunkings = [vec![1, 1, 1, 1], vec![4], vec![2, 3], vec![3, 1]];
+        for (chunks, enough_after) in chunkings.into_iter().zip([None, Some(3), None, Some(1)]) {
             let stop = AtomicBool::new(false);
             let (hub, lines) = links(3);
             let tasks = [4, 2, 4];
-            let order = std::thread::scope(|scope| {
-                for (line, tasks) in lines.into_iter().zip(tasks) {
-                    let chunks = chunks.clone();
-                    scope.spawn(move || scripted_rank(line, tasks, chunks));
-                }
+            let (order, ended) = std::thread::scope(|scope| {
+                let ranks: Vec<_> = lines
+                    .into_iter()
+                    .zip(tasks)
+                    .map(|(line, tasks)| {
+                        let chunks = chunks.clone();
+                        scope.spawn(move || scripted_rank(line, tasks, chunks))
+                    })
+                    .collect();
                 let budget = Budget::new(Duration::from_secs(9), &stop);
                 let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
                 let plan = ShardPlan {
@@ -411,13 +434,83 @@ mod tests {
                             panic!("scripted ranks send tests");
                         };
                         order.push(test.words()[0]);
-                        Ok(Demand::More)
+                        Ok(match enough_after {
+                            Some(n) if order.len() >= n => Demand::Enough,
+                            _ => Demand::More,
+                        })
                     })
                     .unwrap();
-                order
+                drop(coordinator);
+                let ended: Vec<bool> = ranks.into_iter().map(|r| r.join().unwrap()).collect();
+                (order, ended)
             });
             assert_eq!(order, expected, "chunks {chunks:?}");
+            assert_eq!(ended, vec![enough_after.is_some(); 3], "chunks {chunks:?}");
         }
+    }
+
+    /// A rank told to end a sharded round starts none of its tasks after that: from the
+    /// start of a 90-task round, with one thread, it does and sends one, not 90, and its
+    /// report counts one task done (it had counted those it was handed).
+    #[test]
+    fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
+        use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
+        use crate::sampler::snap::shard::ShardPlan;
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let initial = SnapConfig {
+            max_tests: Some(30),
+            ..config(3)
+        };
+        let (samples, _) = collect(|o| sampler::sample(&checker, &Splr, &initial, o, &stop));
+        assert_eq!(samples.len(), 30);
+        let (mut hub, mut lines) = links(1);
+        let line = lines.pop().unwrap();
+        let verdicts = std::thread::scope(|scope| {
+            scope.spawn(|| run_rank(line, 1, &checker, Solvers::splr(), &stop));
+            let tell = |hub: &mut Hub, message: &ToRank| hub.send(0, encode(message)).unwrap();
+            tell(
+                &mut hub,
+                &ToRank::Start {
+                    fingerprint: cnf.fingerprint(),
+                    seconds_left: 60.0,
+                },
+            );
+            let plan = ShardPlan {
+                seed: 3,
+                samples: 30,
+                clusters: 3,
+            };
+            tell(&mut hub, &ToRank::Shard { plan, samples });
+            tell(&mut hub, &ToRank::ShardRound { round: 1 });
+            tell(&mut hub, &ToRank::EndRound { round: 1 });
+            let mut verdicts = 0;
+            loop {
+                let (_, bytes) = hub.receive().unwrap();
+                match decode::<ToCoordinator>(&bytes).unwrap() {
+                    ToCoordinator::Ready { .. } => {}
+                    ToCoordinator::ShardResults {
+                        verdicts: chunk,
+                        last,
+                        ..
+                    } => {
+                        verdicts += chunk.len();
+                        if last {
+                            break;
+                        }
+                    }
+                    other => panic!("unexpected {}", other.kind()),
+                }
+            }
+            tell(&mut hub, &ToRank::Finish);
+            let (_, bytes) = hub.receive().unwrap();
+            let ToCoordinator::Finished { tasks, .. } = decode(&bytes).unwrap() else {
+                panic!("the rank's report was due");
+            };
+            (verdicts, tasks)
+        });
+        assert_eq!(verdicts, (1, 1), "verdicts and tasks done, of 90 tasks");
     }
 
     #[test]

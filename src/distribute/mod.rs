@@ -60,6 +60,8 @@ pub trait Endpoint {
     fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError>;
     /// Waits for the next message from any peer.
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError>;
+    /// The next message, if one has come, without waiting.
+    fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
 }
 
 /// Batches a rank holds at once: the one it works on and the next, already sent, so it never
@@ -287,8 +289,9 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
     /// as they go; `deliver` gets them interleaved, the first verdict of every rank (rank 0
     /// first), then the second, and so on (a rank whose round had fewer tasks drops out once it
     /// has none left), each as soon as those before it are in. So the suite depends neither on
-    /// which rank is faster nor on how their verdicts were chunked. All are delivered, also
-    /// after `deliver` has enough: the work is done, and the sampler counts what it drops.
+    /// which rank is faster nor on how their verdicts were chunked. Once `deliver` has enough,
+    /// the ranks are told to start no more of the round's tasks; the verdicts of those under
+    /// way are delivered still (the sampler counts what it drops).
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
         if !self.sharded {
             return Err(not_sharded());
@@ -301,6 +304,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let mut done = vec![false; ranks];
         let mut drawn = Drawn::default();
         let mut next = 0;
+        let mut enough = false;
         while done.iter().any(|d| !d) {
             let (rank, message) = self.receive()?;
             let ToCoordinator::ShardResults {
@@ -330,7 +334,13 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             let mut passed = 0;
             while passed < ranks {
                 if let Some(verdict) = waiting[next].pop_front() {
-                    deliver(verdict)?;
+                    if deliver(verdict)? == Demand::Enough && !enough {
+                        // The ranks stop starting tasks; those under way still come.
+                        enough = true;
+                        self.broadcast(&ToRank::EndRound {
+                            round: round as u64,
+                        })?;
+                    }
                     passed = 0;
                 } else if done[next] {
                     passed += 1;
@@ -408,13 +418,15 @@ const SHARD_CHUNK: usize = 64;
 const SHARD_CHUNK_WAIT: Duration = Duration::from_millis(1);
 
 /// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
-/// coordinator in task order, a chunk at a time; the last chunk says so and carries what was
-/// drawn, which comes back.
+/// coordinator in task order, a chunk at a time, until it says it has what it wants of the
+/// round (`EndRound`: no more tasks are started); the last chunk says so and carries what was
+/// drawn, which comes back. Any other message that comes meanwhile is kept in `early`.
 fn send_shard_round(
     stream: &mut ShardStream,
     worker: &mut Worker,
     round: u64,
     endpoint: &mut dyn Endpoint,
+    early: &mut VecDeque<Vec<u8>>,
 ) -> Result<Drawn, TransportError> {
     let send = |endpoint: &mut dyn Endpoint,
                 verdicts: Vec<Verdict>,
@@ -432,6 +444,7 @@ fn send_shard_round(
     let mut chunk = Vec::new();
     let mut since = Instant::now();
     let mut failed = None;
+    let mut ended = false;
     let drawn = stream
         .round(round as usize, worker, &mut |verdict| {
             chunk.push(verdict);
@@ -441,7 +454,21 @@ fn send_shard_round(
                 failed = send(&mut *endpoint, std::mem::take(&mut chunk), since, None).err();
                 since = Instant::now();
             }
-            Ok(Demand::More)
+            while !ended && failed.is_none() {
+                match endpoint.try_receive() {
+                    Ok(Some((_, bytes))) => match protocol::decode::<ToRank>(&bytes) {
+                        Ok(ToRank::EndRound { round: theirs }) if theirs == round => ended = true,
+                        _ => early.push_back(bytes),
+                    },
+                    Ok(None) => break,
+                    Err(e) => failed = Some(e),
+                }
+            }
+            Ok(if ended || failed.is_some() {
+                Demand::Enough
+            } else {
+                Demand::More
+            })
         })
         .expect("the rank's delivery never fails");
     if let Some(e) = failed {
@@ -492,9 +519,12 @@ impl Rank<'_> {
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
             endpoint.send(0, protocol::encode(message))
         };
+        // Messages that came while a sharded round ran, taken before any newer one.
+        let mut early: VecDeque<Vec<u8>> = VecDeque::new();
         loop {
-            let bytes = match endpoint.receive() {
-                Ok((_, bytes)) => bytes,
+            let next = early.pop_front().map(Ok);
+            let bytes = match next.unwrap_or_else(|| endpoint.receive().map(|(_, bytes)| bytes)) {
+                Ok(bytes) => bytes,
                 Err(TransportError::Disconnected) => return Ok(()),
                 Err(e) => return Err(e),
             };
@@ -541,9 +571,11 @@ impl Rank<'_> {
                     let stream = stream.as_mut().ok_or_else(|| {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
-                    let drawn = send_shard_round(stream, worker, round, endpoint)?;
+                    let drawn = send_shard_round(stream, worker, round, endpoint, &mut early)?;
                     drawing += Duration::from_secs_f64(drawn.seconds);
                 }
+                // The round it ends was over when it came.
+                ToRank::EndRound { .. } => {}
                 ToRank::Finish => {
                     if let Some(worker) = &worker {
                         let report = worker.report(rank, threads);

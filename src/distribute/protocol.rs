@@ -2,7 +2,8 @@
 //!
 //! A run is: `Start` → `Ready` from every rank; per round `Centroids` (when they change) and
 //! any number of `Tasks` → `Results`; in a sharded run, after the initial solutions, `Shard`
-//! once and per round `ShardRound` → `ShardResults` chunks, the last marked; at the end
+//! once and per round `ShardRound` → `ShardResults` chunks, the last marked (cut short by
+//! `EndRound` once the coordinator has what it wants of the round); at the end
 //! `Finish` → `Finished` with
 //! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`.
 
@@ -42,6 +43,12 @@ pub enum ToRank {
     },
     /// Draw and do round `round` of a sharded run.
     ShardRound {
+        /// The round's number.
+        round: u64,
+    },
+    /// The coordinator has what it wants of round `round` (the suite is full, or the run
+    /// ends): start no more of its tasks. A rank that has finished the round ignores it.
+    EndRound {
         /// The round's number.
         round: u64,
     },

@@ -272,7 +272,8 @@ impl<'a> Worker<'a> {
             }
         });
         self.busy += started.elapsed().saturating_sub(delivering);
-        self.tasks += tasks.len() as u64;
+        // The tasks done: those not started once `deliver` had enough are not.
+        self.tasks += timings.len() as u64;
         for (phase, elapsed) in timings.into_iter().flatten().flatten() {
             self.metrics.record(phase, elapsed);
         }
