@@ -420,14 +420,14 @@ const SHARD_CHUNK_WAIT: Duration = Duration::from_millis(1);
 /// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
 /// coordinator in task order, a chunk at a time, until it says it has what it wants of the
 /// round (`EndRound`: no more tasks are started); the last chunk says so and carries what was
-/// drawn, which comes back. Any other message that comes meanwhile is kept in `early`.
+/// drawn. Any other message that comes meanwhile is kept in `early`.
 fn send_shard_round(
     stream: &mut ShardStream,
     worker: &mut Worker,
     round: u64,
     endpoint: &mut dyn Endpoint,
     early: &mut VecDeque<Vec<u8>>,
-) -> Result<Drawn, TransportError> {
+) -> Result<(), TransportError> {
     let send = |endpoint: &mut dyn Endpoint,
                 verdicts: Vec<Verdict>,
                 since: Instant,
@@ -474,8 +474,7 @@ fn send_shard_round(
     if let Some(e) = failed {
         return Err(e);
     }
-    send(endpoint, chunk, since, Some(drawn))?;
-    Ok(drawn)
+    send(endpoint, chunk, since, Some(drawn))
 }
 
 fn unexpected(rank: usize, message: &ToCoordinator) -> TransportError {
@@ -514,8 +513,6 @@ impl Rank<'_> {
         let threads = rayon::current_num_threads();
         let mut worker: Option<Worker> = None;
         let mut stream: Option<ShardStream> = None;
-        // Time drawing sharded rounds: work, beside the worker's own.
-        let mut drawing = Duration::ZERO;
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
             endpoint.send(0, protocol::encode(message))
         };
@@ -571,14 +568,14 @@ impl Rank<'_> {
                     let stream = stream.as_mut().ok_or_else(|| {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
-                    let drawn = send_shard_round(stream, worker, round, endpoint, &mut early)?;
-                    drawing += Duration::from_secs_f64(drawn.seconds);
+                    send_shard_round(stream, worker, round, endpoint, &mut early)?;
                 }
                 // The round it ends was over when it came.
                 ToRank::EndRound { .. } => {}
                 ToRank::Finish => {
                     if let Some(worker) = &worker {
                         let report = worker.report(rank, threads);
+                        let drawing = stream.as_ref().map_or(Duration::ZERO, ShardStream::drawing);
                         reply(
                             endpoint,
                             &ToCoordinator::Finished {

@@ -474,8 +474,6 @@ pub struct LocalWorkforce<'a> {
     worker: Worker<'a>,
     /// The rounds of a sharded run, this process its only rank.
     shard: Option<ShardStream>,
-    /// Time drawing those rounds: work, as a rank's is.
-    drawing: Duration,
 }
 
 impl<'a> LocalWorkforce<'a> {
@@ -484,7 +482,6 @@ impl<'a> LocalWorkforce<'a> {
         LocalWorkforce {
             worker,
             shard: None,
-            drawing: Duration::ZERO,
         }
     }
 }
@@ -507,23 +504,30 @@ impl Workforce for LocalWorkforce<'_> {
 
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
         let stream = self.shard.as_mut().ok_or_else(not_sharded)?;
-        let drawn = stream.round(round, &mut self.worker, deliver)?;
-        self.drawing += Duration::from_secs_f64(drawn.seconds);
-        Ok(drawn)
+        stream.round(round, &mut self.worker, deliver)
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
         let mut report = self.worker.report(0, rayon::current_num_threads());
-        report.busy_seconds += self.drawing.as_secs_f64();
+        report.busy_seconds += self.drawing().as_secs_f64();
         Ok(vec![report])
     }
 
     fn busy(&self) -> Duration {
-        self.worker.busy + self.drawing
+        self.worker.busy + self.drawing()
     }
 
     fn messaging(&self) -> Duration {
         Duration::ZERO
+    }
+}
+
+impl LocalWorkforce<'_> {
+    /// Time drawing sharded rounds: work, as a rank's is.
+    fn drawing(&self) -> Duration {
+        self.shard
+            .as_ref()
+            .map_or(Duration::ZERO, ShardStream::drawing)
     }
 }
 

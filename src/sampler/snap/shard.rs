@@ -22,6 +22,7 @@ use crate::sampler::SampleError;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
+use std::time::Duration;
 
 /// What a rank needs to draw rounds of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +54,8 @@ pub struct ShardStream {
     /// as in one process, where only the suite's new tests do. Fingerprints, not copies: two
     /// tests sharing one (2^-64 a pair) would only keep a repair out of this rank's samples.
     seen: HashSet<u64, BuildHasherDefault<KeptHash>>,
+    /// Time drawing its rounds: the rank's work, beside its worker's tasks.
+    drawing: Duration,
 }
 
 impl ShardStream {
@@ -63,7 +66,13 @@ impl ShardStream {
             seed: stream_seed(plan.seed, rank),
             seen: samples.iter().map(Assignment::fingerprint).collect(),
             samples,
+            drawing: Duration::ZERO,
         }
+    }
+
+    /// Time spent drawing this rank's rounds so far.
+    pub fn drawing(&self) -> Duration {
+        self.drawing
     }
 
     /// Round `round` drawn from this rank's samples and done on `worker`'s threads; each
@@ -85,6 +94,7 @@ impl ShardStream {
             round,
             &self.samples,
         );
+        self.drawing += Duration::from_secs_f64(drawn.seconds);
         worker.set_centroids(&centroids);
         let (samples, seen) = (&mut self.samples, &mut self.seen);
         worker.run_in_order(&tasks, &mut |verdict| {
