@@ -53,18 +53,26 @@ impl Launch {
     /// tells rank 0, which waits for it to be ready. Without this, rank 0 refusing an output
     /// or a malformed suite to resume, or a rank that cannot read the formula (a path its
     /// node lacks), left the rest of the job, and `mpirun`, waiting for ever. Nothing in one
-    /// process.
-    pub fn abandon(&self, why: &str) {
+    /// process. True when rank 0 took the failure over (this is another rank): it ends the
+    /// job with it, so this rank should leave without a failing status of its own, on which
+    /// `mpirun` would abort the job, rank 0's account of it perhaps unsaid.
+    /// `input`: the failure is the rank's input's (rank 0 refuses the run as bad input).
+    pub fn abandon(&self, why: &str, input: bool) -> bool {
         #[cfg(feature = "mpi")]
         if let Launch::Mpi(job) = self {
             if job.rank() == 0 {
                 job.release();
             } else {
-                job.fail(why);
+                use super::protocol::ToCoordinator;
+                job.fail(match input {
+                    true => ToCoordinator::Refused(why.to_owned()),
+                    false => ToCoordinator::Failed(why.to_owned()),
+                });
+                return true;
             }
         }
-        #[cfg(not(feature = "mpi"))]
-        let _ = why;
+        let _ = (why, input);
+        false
     }
 
     /// An MPI job when a launcher started this process, else `ranks` in this process.

@@ -593,6 +593,37 @@ mod tests {
         assert!(err.contains("rank 1 read another formula"), "{err}");
     }
 
+    /// A rank that cannot take part for its input (a formula its node lacks) is named in a
+    /// refusal of the run, and let go.
+    #[test]
+    fn a_rank_refusing_its_input_refuses_the_run_and_is_let_go() {
+        use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let stop = AtomicBool::new(false);
+        let (hub, mut lines) = links(2);
+        let mut refusing = lines.pop().unwrap();
+        let first = lines.pop().unwrap();
+        let (result, let_go) = std::thread::scope(|scope| {
+            scope.spawn(|| run_rank(first, 1, &checker, Solvers::splr(), &stop));
+            let refused = scope.spawn(move || {
+                let why = ToCoordinator::Refused("f.cnf: No such file".into());
+                refusing.send(0, encode(&why)).unwrap();
+                std::iter::from_fn(|| refusing.receive().ok())
+                    .any(|(_, bytes)| matches!(decode(&bytes), Ok(ToRank::Finish)))
+            });
+            let budget = Budget::new(Duration::from_secs(9), &stop);
+            let result = Coordinator::connect(hub, cnf.fingerprint(), budget).map(|_| ());
+            (result, refused.join().unwrap())
+        });
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err, SampleError::Refused(why) if why == "rank 1: f.cnf: No such file"),
+            "{err}"
+        );
+        assert!(let_go);
+    }
+
     #[test]
     fn a_panicking_rank_fails_the_run_instead_of_hanging_it() {
         let cnf = formula();

@@ -43,11 +43,17 @@ pub enum TransportError {
     /// A message that makes no sense where it came (another formula, an unknown batch).
     #[error("{0}")]
     Protocol(String),
+    /// A rank cannot take part for its input (it says which rank and why).
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl From<TransportError> for SampleError {
     fn from(e: TransportError) -> Self {
-        SampleError::Distribution(e.to_string())
+        match e {
+            TransportError::Refused(why) => SampleError::Refused(why),
+            e => SampleError::Distribution(e.to_string()),
+        }
     }
 }
 
@@ -169,6 +175,9 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
         match protocol::decode(&bytes)? {
             ToCoordinator::Failed(why) => {
                 Err(TransportError::Protocol(format!("rank {rank}: {why}")))
+            }
+            ToCoordinator::Refused(why) => {
+                Err(TransportError::Refused(format!("rank {rank}: {why}")))
             }
             message => Ok((rank, message)),
         }

@@ -107,11 +107,28 @@ impl Job {
         // Dropping `sends` waits for them to be received.
     }
 
-    /// Ranks 1..: tells rank 0 this rank cannot take part, for `why`.
-    pub fn fail(&self, why: &str) {
-        let message = super::protocol::ToCoordinator::Failed(why.to_owned());
+    /// Ranks 1..: tells rank 0 why this rank cannot take part (`Failed` or `Refused`), and
+    /// waits until rank 0 lets it go: rank 0 then has the failure and ends the job with it. A
+    /// rank that left at once, with a failing status, had `mpirun` abort the job, at times
+    /// before rank 0 had said why.
+    pub fn fail(&self, why: super::protocol::ToCoordinator) {
+        use super::protocol::{decode, encode, ToRank};
         let mut sends = Sends::default();
-        sends.start(&self.world, 0, super::protocol::encode(&message));
+        sends.start(&self.world, 0, encode(&why));
+        let coordinator = self.world.process_at_rank(0);
+        let mut backoff = Backoff::new(POLL_MAX);
+        loop {
+            sends.poll();
+            match coordinator.immediate_matched_probe() {
+                Some(probed) => {
+                    let (bytes, _) = probed.matched_receive_vec::<u8>();
+                    if matches!(decode(&bytes), Ok(ToRank::Finish)) {
+                        return;
+                    }
+                }
+                None => std::thread::sleep(backoff.next()),
+            }
+        }
     }
 
     /// Ranks 1..: does the coordinator's batches on `threads` threads until it lets this

@@ -5,7 +5,8 @@
 //! once and per round `ShardRound` → `ShardResults` chunks, the last marked (cut short by
 //! `EndRound` once the coordinator has what it wants of the round); at the end
 //! `Finish` → `Finished` with
-//! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`.
+//! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`; one that
+//! cannot take part for its input, `Refused`.
 
 use super::TransportError;
 use crate::assignment::Assignment;
@@ -98,6 +99,9 @@ pub enum ToCoordinator {
     },
     /// The rank could not go on (it says why).
     Failed(String),
+    /// The rank cannot take part in this run for its input: a formula its node lacks or
+    /// cannot read, flags it cannot take (it says why).
+    Refused(String),
 }
 
 impl ToCoordinator {
@@ -109,6 +113,7 @@ impl ToCoordinator {
             ToCoordinator::ShardResults { .. } => "sharded round",
             ToCoordinator::Finished { .. } => "finished",
             ToCoordinator::Failed(_) => "failed",
+            ToCoordinator::Refused(_) => "refused",
         }
     }
 }

@@ -191,4 +191,8 @@ pub enum SampleError {
     /// A rank failed or broke the protocol.
     #[error("distributed run failed: {0}")]
     Distribution(String),
+    /// A rank of the job cannot take part for its input (a formula its node lacks or cannot
+    /// read); the message names the rank.
+    #[error("{0}")]
+    Refused(String),
 }

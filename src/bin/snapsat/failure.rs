@@ -15,6 +15,10 @@ pub mod status {
     pub const UNKNOWN: u8 = 30;
     /// SIGINT or SIGTERM; every test of the suite is on disk.
     pub const INTERRUPTED: u8 = 130;
+    /// A rank of an MPI job that could not take part and told rank 0, which ends the job
+    /// with the failure's own status: `mpirun` aborts a job on any rank's failing status,
+    /// perhaps before rank 0 has said why.
+    pub const HANDED_TO_RANK_0: u8 = 0;
 }
 
 /// The text `--help` ends with.

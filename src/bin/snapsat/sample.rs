@@ -335,11 +335,24 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     let time_limit = checked_time_limit(&args)?;
     let (launch, threads) = start_ranks(&args)?;
     let mut sampling = false;
-    let outcome = run_ranks(&args, time_limit, &launch, threads, &mut sampling);
-    if let (Err(failure), false) = (&outcome, sampling) {
-        launch.abandon(&format!("{:#}", failure.error));
+    match run_ranks(&args, time_limit, &launch, threads, &mut sampling) {
+        Err(failure)
+            if !sampling
+                && launch.abandon(
+                    &format!("{:#}", failure.error),
+                    failure.status == status::BAD_INPUT,
+                ) =>
+        {
+            let rank = launch.rank();
+            Err(Failure {
+                status: status::HANDED_TO_RANK_0,
+                error: failure
+                    .error
+                    .context(format!("rank {rank}, for rank 0 to end the job with")),
+            })
+        }
+        outcome => outcome,
     }
-    outcome
 }
 
 /// This rank's part of the run; `sampling` set once the coordinator has the ranks, or this
@@ -492,6 +505,7 @@ fn without_suite(
         }
         Err(SampleError::Output(e)) => Err(e).output("the tests"),
         Err(e @ SampleError::Distribution(_)) => Err(anyhow::Error::from(e).into()),
+        Err(e @ SampleError::Refused(_)) => Err(Failure::bad_input(e)),
     }
 }
 
