@@ -2,7 +2,6 @@
 //! whole assignments cost a few instructions per 64 variables.
 
 use crate::formula::{var_index, Lit};
-use std::borrow::Borrow;
 
 /// A complete assignment of `len` variables; bit `i` is variable `i + 1`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -349,45 +348,11 @@ impl Assignment {
     }
 }
 
-/// An assignment (owned or shared) with its [`Assignment::fingerprint`], for sets that grow
-/// with the suite: growing, a set hashes every member again (584 bytes a test of
-/// 70.sk_3_40), and this one reads the hash kept beside it.
-#[derive(Clone)]
-pub struct Hashed<T> {
-    hash: u64,
-    /// The assignment.
-    pub test: T,
-}
+/// Tests known by their [`Assignment::fingerprint`] alone, where remembering them whole
+/// would cost memory and time that grow with the formula's width.
+pub type FingerprintSet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeptHash>>;
 
-impl<T: Borrow<Assignment>> Hashed<T> {
-    /// `test` and its fingerprint.
-    pub fn new(test: T) -> Self {
-        Hashed {
-            hash: test.borrow().fingerprint(),
-            test,
-        }
-    }
-}
-
-impl<T: Borrow<Assignment>> PartialEq for Hashed<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.test.borrow() == other.test.borrow()
-    }
-}
-
-impl<T: Borrow<Assignment>> Eq for Hashed<T> {}
-
-impl<T> std::hash::Hash for Hashed<T> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-/// A set of [`Hashed`] assignments.
-pub type HashedSet<T> =
-    std::collections::HashSet<Hashed<T>, std::hash::BuildHasherDefault<KeptHash>>;
-
-/// The hasher of [`Hashed`] assignments: the hash kept beside them, as it is.
+/// The hasher of [`FingerprintSet`]: a fingerprint is a hash already, taken as it is.
 #[derive(Default)]
 pub struct KeptHash(u64);
 
@@ -397,7 +362,7 @@ impl std::hash::Hasher for KeptHash {
     }
 
     fn write(&mut self, _: &[u8]) {
-        unreachable!("hashed assignments give their hash as a word")
+        unreachable!("fingerprints are words")
     }
 
     fn write_u64(&mut self, hash: u64) {
@@ -595,8 +560,6 @@ mod tests {
             prop_assert_eq!(a.fingerprint(), a.clone().fingerprint());
             let longer = Assignment::from_words(a.words().to_vec(), bits.len() + 1);
             prop_assert_ne!(a.fingerprint(), longer.fingerprint());
-            let set: HashedSet<Assignment> = [a.clone(), b, a].into_iter().map(Hashed::new).collect();
-            prop_assert_eq!(set.len(), 2);
         }
     }
 

@@ -120,13 +120,13 @@ impl MeasuringThread {
 
     /// Tests join the suite (in suite order); once the measures are asked for, tests count
     /// in them only when asked for again.
-    pub fn extend(&mut self, tests: &[Arc<Assignment>]) {
+    pub fn extend(&mut self, tests: Vec<Arc<Assignment>>) {
         if tests.is_empty() {
             return;
         }
         self.len += tests.len();
         // The thread ends only once this handle is dropped: the send cannot fail before.
-        let _ = self.requests.send(Request::Extend(tests.to_vec()));
+        let _ = self.requests.send(Request::Extend(tests));
     }
 
     /// Asks for the measures of the tests handed over so far, to be read by
@@ -179,7 +179,7 @@ mod tests {
             let mut at = 0;
             for batch in [1, 1, 3, 1, 7, 1, 1, 25] {
                 for test in &tests[at..at + batch] {
-                    there.extend(std::slice::from_ref(test));
+                    there.extend(vec![Arc::clone(test)]);
                     coverage_here.add(test);
                 }
                 assert!(here.extend(&tests[at..at + batch], &Budget::unlimited()));
@@ -195,10 +195,10 @@ mod tests {
         std::thread::scope(|scope| {
             let mut there =
                 MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), Budget::unlimited());
-            there.extend(&tests[..10]);
+            there.extend(tests[..10].to_vec());
             there.ask();
             there.ask();
-            there.extend(&tests[10..]);
+            there.extend(tests[10..].to_vec());
             let mut first_ten = RunningNcd::new(&vars, 8);
             first_ten.extend(&tests[..10], &Budget::unlimited());
             assert_eq!(there.measures().ncd, first_ten.terms());
@@ -212,7 +212,7 @@ mod tests {
         std::thread::scope(|scope| {
             let spent = Budget::new(std::time::Duration::from_secs(60), &stop);
             let mut there = MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), spent);
-            there.extend(&tests);
+            there.extend(tests.clone());
             assert_eq!(there.measures().ncd, None);
         });
     }

@@ -139,20 +139,15 @@ pub fn sample(
     };
     let mut report = quick.report;
     report.stop = Some(stop);
-    report.distinct_tests = quick.suite.tests().len();
+    let suite = quick.suite.take_joined();
+    report.distinct_tests = suite.len();
     report.credibility_percent = if report.candidates == 0 {
         0.0
     } else {
         100.0 * report.valid_candidates as f64 / report.candidates as f64
     };
-    report.ncd = diversity::suite_ncd(
-        quick.suite.tests(),
-        &quick.support,
-        diversity::DEFAULT_REMOVALS,
-    )
-    .value();
-    report.coverage =
-        diversity::PairwiseCoverage::of(quick.suite.tests(), &quick.support).fraction();
+    report.ncd = diversity::suite_ncd(&suite, &quick.support, diversity::DEFAULT_REMOVALS).value();
+    report.coverage = diversity::PairwiseCoverage::of(&suite, &quick.support).fraction();
     report.seconds.total = start.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -207,8 +202,8 @@ impl Quick<'_> {
                 self.suite.admit(&done.test, observer)?;
                 done.test
             }
-            Err(Failure::Unsat) if self.suite.tests().is_empty() => return Err(SampleError::Unsat),
-            Err(Failure::Unknown(why)) if self.suite.tests().is_empty() => {
+            Err(Failure::Unsat) if self.suite.is_empty() => return Err(SampleError::Unsat),
+            Err(Failure::Unknown(why)) if self.suite.is_empty() => {
                 return Err(SampleError::Unknown(why))
             }
             Err(_) => return Ok(None),

@@ -1,7 +1,7 @@
 //! The test suite of either sampler, and the observer that receives its tests: the one place
 //! every test is checked against every clause before anyone sees it.
 
-use crate::assignment::{Assignment, Hashed, HashedSet};
+use crate::assignment::{Assignment, FingerprintSet};
 use crate::sampler::RoundStats;
 use crate::verify::Checker;
 use std::sync::Arc;
@@ -25,14 +25,20 @@ impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
 /// against every clause — on the way in ([`Suite::admit`]), or by the worker that made it
 /// ([`Suite::admit_checked`]: Snap's verdicts, QuickSampler's extended candidates).
 ///
-/// A test joins as it came (a verdict's own, not a copy), and is shared by the set that
-/// finds repeats, the list in suite order, the observer and the measuring thread: a copy for
-/// each (and the projection and coverage made here) cost 18-33 µs a test of s38417_3_2's
-/// 25,528 variables, most of the coordinator's time a round.
+/// A test joins as it came (a verdict's own, not a copy), shared by the observer and the
+/// list of tests joined since [`Suite::take_joined`] (the measuring thread's next share): a
+/// copy for each cost 18-33 µs a test of s38417_3_2's 25,528 variables. The suite keeps
+/// only the tests' fingerprints to find repeats, so that the coordinator's memory does not
+/// grow with the suite's width (584 bytes a test of 70.sk_3_40, 3.2 KB of s38417_3_2, first
+/// touched as each joined) nor its time with comparing whole tests. A new test whose
+/// fingerprint an earlier one had (2^-64 a pair: for ten million tests, odds of about three
+/// in a million) is passed over as a repeat: the suite stays distinct and valid, one test
+/// short.
 pub struct Suite<'a> {
     checker: &'a Checker<'a>,
-    tests: Vec<Arc<Assignment>>,
-    seen: HashedSet<Arc<Assignment>>,
+    seen: FingerprintSet,
+    joined: Vec<Arc<Assignment>>,
+    len: usize,
     max_tests: Option<usize>,
 }
 
@@ -41,34 +47,51 @@ impl<'a> Suite<'a> {
     pub fn new(checker: &'a Checker<'a>, max_tests: Option<usize>) -> Self {
         Suite {
             checker,
-            tests: Vec::new(),
-            seen: HashedSet::default(),
+            seen: FingerprintSet::default(),
+            joined: Vec::new(),
+            len: 0,
             max_tests,
         }
     }
 
-    /// The tests, in the order they joined.
-    pub fn tests(&self) -> &[Arc<Assignment>] {
-        &self.tests
+    /// Tests in the suite.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True before the first test.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Tests joined since [`Suite::take_joined`] last took them.
+    pub fn joined(&self) -> usize {
+        self.joined.len()
+    }
+
+    /// The tests joined since this was last called (since the start, the first time), in
+    /// the order they joined; the suite keeps none of them.
+    pub fn take_joined(&mut self) -> Vec<Arc<Assignment>> {
+        std::mem::take(&mut self.joined)
     }
 
     /// True once the suite holds `max_tests` tests.
     pub fn is_full(&self) -> bool {
-        self.max_tests.is_some_and(|m| self.tests.len() >= m)
+        self.max_tests.is_some_and(|m| self.len >= m)
     }
 
-    /// Adds a new test and hands it to `observer`; false (and nothing done) when the test is
-    /// already in the suite, the suite is full, or the test falsifies a clause (a solver's or the
-    /// completion's internal error): such a test is never written.
+    /// Adds a new test and hands it to `observer`; `None` (and nothing done) when the test is
+    /// already in the suite, the suite is full, or the test falsifies a clause (a solver's or
+    /// the completion's internal error): such a test is never written.
     pub fn admit(
         &mut self,
         test: &Assignment,
         observer: &mut dyn Observer,
-    ) -> std::io::Result<bool> {
+    ) -> std::io::Result<Option<Arc<Assignment>>> {
         if !self.checker.satisfies(test) {
-            return Ok(false);
+            return Ok(None);
         }
-        Ok(self.admit_checked(test.clone(), observer)?.is_some())
+        self.admit_checked(test.clone(), observer)
     }
 
     /// [`Suite::admit`] for a test already checked against every clause of this suite's
@@ -80,16 +103,14 @@ impl<'a> Suite<'a> {
         test: Assignment,
         observer: &mut dyn Observer,
     ) -> std::io::Result<Option<Arc<Assignment>>> {
-        if self.is_full() {
+        if self.is_full() || !self.seen.insert(test.fingerprint()) {
             return Ok(None);
         }
-        let shared = Hashed::new(Arc::new(test));
-        if !self.seen.insert(shared.clone()) {
-            return Ok(None);
-        }
-        self.tests.push(Arc::clone(&shared.test));
-        observer.test(&shared.test)?;
-        Ok(Some(shared.test))
+        let test = Arc::new(test);
+        self.len += 1;
+        self.joined.push(Arc::clone(&test));
+        observer.test(&test)?;
+        Ok(Some(test))
     }
 }
 
@@ -115,15 +136,18 @@ mod tests {
         b.set(129, true);
         let mut falsifying = a.clone();
         falsifying.set(0, true);
-        assert!(suite.admit(&a, &mut observer).unwrap());
-        assert!(!suite.admit(&a.clone(), &mut observer).unwrap());
-        assert!(suite.admit(&b, &mut observer).unwrap());
-        assert!(!suite.admit(&falsifying, &mut observer).unwrap());
-        assert_eq!(suite.tests(), &[Arc::new(a), Arc::new(b)]);
+        assert!(suite.admit(&a, &mut observer).unwrap().is_some());
+        assert!(suite.admit(&a.clone(), &mut observer).unwrap().is_none());
+        assert!(suite.admit(&b, &mut observer).unwrap().is_some());
+        assert!(suite.admit(&falsifying, &mut observer).unwrap().is_none());
+        assert_eq!(suite.len(), 2);
+        assert_eq!(suite.take_joined(), [Arc::new(a), Arc::new(b)]);
+        assert!(suite.take_joined().is_empty(), "taken once");
         assert_eq!(seen.len(), 2);
     }
 
-    /// The observer is handed the suite's own copy of each test, not one of its own.
+    /// The observer is handed the suite's own copy of each test, as are the tests joined,
+    /// not copies of their own.
     #[test]
     fn the_observer_shares_the_suites_copy() {
         struct Keeps(Vec<Arc<Assignment>>);
@@ -143,10 +167,8 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(keeps.0.len(), 2, "the suite is full at 2");
-        assert!(keeps
-            .0
-            .iter()
-            .zip(suite.tests())
-            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        let joined = suite.take_joined();
+        assert_eq!(joined.len(), 2);
+        assert!(keeps.0.iter().zip(&joined).all(|(a, b)| Arc::ptr_eq(a, b)));
     }
 }

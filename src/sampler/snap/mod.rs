@@ -224,7 +224,7 @@ impl<'a> Snap<'a> {
             .measures
             .as_mut()
             .expect("the measures run while the loop does");
-        measures.extend(&self.suite.tests()[measures.len()..]);
+        measures.extend(self.suite.take_joined());
         measures
     }
 
@@ -242,8 +242,7 @@ impl<'a> Snap<'a> {
     ) -> Result<Option<Arc<Assignment>>, SampleError> {
         let added = self.suite.admit_checked(test, observer)?;
         self.report.duplicates += u64::from(added.is_none() && !self.suite.is_full());
-        let waiting = self.suite.tests().len() - self.measures.as_ref().map_or(0, |m| m.len());
-        if waiting >= MEASURED_TOGETHER {
+        if self.suite.joined() >= MEASURED_TOGETHER {
             // The measuring thread takes tests as they are merged, while the ranks work; the
             // round's end is left to read the measures.
             self.measures_up_to_date();
@@ -266,7 +265,7 @@ impl<'a> Snap<'a> {
     /// that has no test yet still takes its first.
     /// That is asked per verdict, with the clock read once for it (`now`).
     fn too_late(&mut self, now: Instant) -> bool {
-        if !self.budget.exhausted_at(now) || self.suite.tests().is_empty() {
+        if !self.budget.exhausted_at(now) || self.suite.is_empty() {
             return false;
         }
         let spent = *self.spent_at.get_or_insert(now);
@@ -333,7 +332,7 @@ impl<'a> Snap<'a> {
         let initial = RoundStats {
             round: 0,
             samples: samples.len(),
-            new_tests: self.suite.tests().len(),
+            new_tests: self.suite.len(),
             work_seconds: workforce.busy().as_secs_f64(),
             merge_seconds: self.merging.as_secs_f64(),
             messaging_seconds: workforce.messaging().as_secs_f64(),
@@ -374,7 +373,7 @@ impl<'a> Snap<'a> {
             }
         };
         self.report.stop = stop;
-        self.report.distinct_tests = self.suite.tests().len();
+        self.report.distinct_tests = self.suite.len();
         self.report.valid_before_repair_percent = if self.report.candidates == 0 {
             0.0
         } else {

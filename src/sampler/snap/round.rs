@@ -129,7 +129,7 @@ impl Snap<'_> {
         let (merged, settled) = (self.merging, self.settling);
         let mut held: Vec<Verdict> = Vec::new();
         let mut stopped: Option<StopReason> = None;
-        let before = self.suite.tests().len();
+        let before = self.suite.len();
         let (busy, messaging) = (workforce.busy(), workforce.messaging());
         let mut deliver = |verdict| {
             if stopped.is_some() {
@@ -191,7 +191,7 @@ impl Snap<'_> {
         self.report.valid_before_repair += stats.valid_before_repair;
         self.report.repaired += stats.repaired;
         self.report.failed_repairs += stats.failed_repairs;
-        stats.new_tests = self.suite.tests().len() - before;
+        stats.new_tests = self.suite.len() - before;
         self.measures_up_to_date().ask();
         *next = self.prepare_ahead(stats.round, samples);
         stats.merge_seconds = (self.merging - merged).as_secs_f64();

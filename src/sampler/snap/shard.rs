@@ -15,13 +15,11 @@
 //! run's own, so one sharded rank gives the suite of an unsharded run.
 
 use super::draw::{draw, Draw, Drawn};
-use crate::assignment::{Assignment, KeptHash};
+use crate::assignment::{Assignment, FingerprintSet};
 use crate::sampler::derive_seed;
 use crate::sampler::work::{Deliver, Verdict, Worker};
 use crate::sampler::SampleError;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 use std::time::Duration;
 
 /// What a rank needs to draw rounds of its own.
@@ -53,7 +51,7 @@ pub struct ShardStream {
     /// candidates that were models, its repairs): a repair joins the samples only when new,
     /// as in one process, where only the suite's new tests do. Fingerprints, not copies: two
     /// tests sharing one (2^-64 a pair) would only keep a repair out of this rank's samples.
-    seen: HashSet<u64, BuildHasherDefault<KeptHash>>,
+    seen: FingerprintSet,
     /// Time drawing its rounds: the rank's work, beside its worker's tasks.
     drawing: Duration,
 }

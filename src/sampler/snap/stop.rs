@@ -15,7 +15,7 @@ impl Snap<'_> {
         stats.ncd = measures.ncd.map_or(f64::NAN, |t| t.value());
         stats.information = measures.ncd.map_or(0, |t| t.information());
         stats.coverage = measures.coverage;
-        stats.suite_size = self.suite.tests().len();
+        stats.suite_size = self.suite.len();
         self.metrics.record(Phase::Ncd, t.elapsed());
         self.report.seconds.ncd = measures.busy.as_secs_f64();
     }
