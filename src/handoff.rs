@@ -119,6 +119,42 @@ mod tests {
         assert_eq!(thread.join().unwrap(), (0..100).collect::<Vec<_>>());
     }
 
+    /// A napping thread is woken once `wake_at` items wait, or its queue is full (whichever
+    /// comes first), and not before: each time, however many it took in between.
+    #[test]
+    fn the_thread_is_woken_once_wake_at_items_wait_or_the_queue_is_full() {
+        for (capacity, wake_at) in [(64, 4), (3, 16)] {
+            let woken_at = wake_at.min(capacity);
+            let (sender, receiver) = crossbeam_channel::bounded(capacity);
+            let (taken, took) = crossbeam_channel::unbounded();
+            let thread = std::thread::spawn(move || {
+                // Naps far longer than the test: only a wake-up has it look again.
+                for item in Napping::every(receiver, Duration::from_secs(600)) {
+                    taken.send(item).unwrap();
+                }
+            });
+            // The thread's first look, at an empty queue, starts its nap.
+            std::thread::sleep(Duration::from_millis(50));
+            let handoff = Handoff::new(sender, thread.thread().clone(), wake_at);
+            for batch in 0..3 {
+                for i in 0..woken_at - 1 {
+                    handoff.send(batch * 100 + i).unwrap();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                assert!(took.is_empty(), "woken before {woken_at} items waited");
+                handoff.send(batch * 100 + woken_at - 1).unwrap();
+                for i in 0..woken_at {
+                    let item = took.recv_timeout(Duration::from_secs(10));
+                    assert_eq!(item, Ok(batch * 100 + i), "not woken at {woken_at} items");
+                }
+                // Taken, it naps again.
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            drop(handoff);
+            thread.join().unwrap();
+        }
+    }
+
     #[test]
     fn a_send_after_the_thread_ended_gives_the_item_back() {
         let (sender, receiver) = crossbeam_channel::bounded(1);
