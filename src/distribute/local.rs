@@ -374,7 +374,11 @@ mod tests {
                         let last = k + 1 == chunks.len();
                         let size = if last { tasks - sent } else { size };
                         let verdicts = (sent..sent + size)
-                            .map(|i| Verdict::Valid(test(i)))
+                            .map(|i| {
+                                let test = test(i);
+                                let fingerprint = test.fingerprint();
+                                Verdict::Valid { test, fingerprint }
+                            })
                             .collect();
                         sent += size;
                         std::thread::sleep(Duration::from_millis(((rank + k) % 3) as u64));
@@ -430,7 +434,7 @@ mod tests {
                 let mut order = Vec::new();
                 coordinator
                     .run_shards(1, &mut |verdict| {
-                        let Verdict::Valid(test) = verdict else {
+                        let Verdict::Valid { test, .. } = verdict else {
                             panic!("scripted ranks send tests");
                         };
                         order.push(test.words()[0]);

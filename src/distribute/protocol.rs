@@ -147,14 +147,20 @@ mod tests {
         let message = ToCoordinator::Results {
             batch: 7,
             verdicts: vec![
-                Verdict::Valid(test.clone()),
-                Verdict::Completed(Completed {
+                Verdict::Valid {
                     test: test.clone(),
-                    route: Route::Solver,
-                    solver_calls: 2,
-                    kept: 3,
-                    fresh: false,
-                }),
+                    fingerprint: 17,
+                },
+                Verdict::Completed {
+                    done: Completed {
+                        test: test.clone(),
+                        route: Route::Solver,
+                        solver_calls: 2,
+                        kept: 3,
+                        fresh: false,
+                    },
+                    fingerprint: 18,
+                },
                 Verdict::Failed(Failure::Unknown("time".into())),
                 Verdict::Skipped,
                 Verdict::Invalid,
@@ -169,8 +175,9 @@ mod tests {
             panic!("wrong message kind");
         };
         assert_eq!(batch, 7);
-        assert!(matches!(&verdicts[0], Verdict::Valid(t) if *t == test));
-        assert!(matches!(&verdicts[1], Verdict::Completed(c) if c.test == test && c.kept == 3));
+        assert!(matches!(&verdicts[0], Verdict::Valid { test: t, fingerprint: 17 } if *t == test));
+        assert!(matches!(&verdicts[1],
+            Verdict::Completed { done, fingerprint: 18 } if done.test == test && done.kept == 3));
         assert!(matches!(&verdicts[2], Verdict::Failed(Failure::Unknown(w)) if w == "time"));
         assert!(matches!(verdicts[3], Verdict::Skipped));
         assert!(matches!(verdicts[4], Verdict::Invalid));
@@ -207,7 +214,13 @@ mod tests {
         let message = ToCoordinator::ShardResults {
             round: 4,
             drawn,
-            verdicts: vec![Verdict::Valid(test.clone()), Verdict::Skipped],
+            verdicts: vec![
+                Verdict::Valid {
+                    test: test.clone(),
+                    fingerprint: 5,
+                },
+                Verdict::Skipped,
+            ],
             busy_nanos: 7,
             last: true,
         };
@@ -222,7 +235,8 @@ mod tests {
             panic!("wrong message kind");
         };
         assert_eq!((round, back, busy_nanos, last), (4, drawn, 7, true));
-        assert!(matches!(&verdicts[..], [Verdict::Valid(t), Verdict::Skipped] if *t == test));
+        assert!(matches!(&verdicts[..],
+            [Verdict::Valid { test: t, fingerprint: 5 }, Verdict::Skipped] if *t == test));
     }
 
     #[test]

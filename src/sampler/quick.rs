@@ -329,7 +329,8 @@ impl Quick<'_> {
         for test in checked.into_iter().flatten().flatten() {
             self.report.valid_candidates += 1;
             // `extend_support` checked it against every clause already.
-            self.suite.admit_checked(test, observer)?;
+            let fingerprint = test.fingerprint();
+            self.suite.admit_checked(test, fingerprint, observer)?;
         }
         Ok(())
     }

@@ -91,19 +91,22 @@ impl<'a> Suite<'a> {
         if !self.checker.satisfies(test) {
             return Ok(None);
         }
-        self.admit_checked(test.clone(), observer)
+        self.admit_checked(test.clone(), test.fingerprint(), observer)
     }
 
     /// [`Suite::admit`] for a test already checked against every clause of this suite's
     /// formula (a worker's `Completed` or `Valid` verdict, a candidate QuickSampler
-    /// extended): the check is not made twice. The test itself joins, not a copy; it comes
-    /// back, shared, when it joined.
+    /// extended), with its `fingerprint` ([`Assignment::fingerprint`]) worked out already,
+    /// where the test was made: neither is done twice. The test itself joins, not a copy; it
+    /// comes back, shared, when it joined.
     pub fn admit_checked(
         &mut self,
         test: Assignment,
+        fingerprint: u64,
         observer: &mut dyn Observer,
     ) -> std::io::Result<Option<Arc<Assignment>>> {
-        if self.is_full() || !self.seen.insert(test.fingerprint()) {
+        debug_assert_eq!(fingerprint, test.fingerprint());
+        if self.is_full() || !self.seen.insert(fingerprint) {
             return Ok(None);
         }
         let test = Arc::new(test);

@@ -44,11 +44,25 @@ pub enum Task {
 
 /// What became of a task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// A test comes with its [`Assignment::fingerprint`], worked out by the worker that made it:
+/// the suite finds repeats by fingerprint, and hashing the test on the coordinator was a
+/// ninth of merging it (70.sk_3_40, sharded).
 pub enum Verdict {
     /// The candidate satisfied every clause as it was.
-    Valid(Assignment),
+    Valid {
+        /// The candidate.
+        test: Assignment,
+        /// The test's fingerprint.
+        fingerprint: u64,
+    },
     /// A solution from the solver or a repair, checked against every clause by the worker.
-    Completed(Completed),
+    Completed {
+        /// The solution and how it was made.
+        done: Completed,
+        /// The test's fingerprint.
+        fingerprint: u64,
+    },
     /// A solution that failed the check against every clause (a solver's internal error):
     /// counted, never written.
     Invalid,
@@ -339,7 +353,8 @@ impl<'a> Worker<'a> {
                 };
                 if valid {
                     *last_valid = Some(done.test.clone());
-                    Verdict::Completed(done)
+                    let fingerprint = done.test.fingerprint();
+                    Verdict::Completed { done, fingerprint }
                 } else {
                     Verdict::Invalid
                 }
@@ -396,7 +411,8 @@ impl<'a> Worker<'a> {
                         .satisfies_after_flips(&self.violated[centroid], &test, delta);
                 let verify = Some((Phase::Verify, t.elapsed()));
                 if valid {
-                    return (Verdict::Valid(test), [verify, None]);
+                    let fingerprint = test.fingerprint();
+                    return (Verdict::Valid { test, fingerprint }, [verify, None]);
                 }
                 let t = Instant::now();
                 let result = self.completer.repair(prop, lane, &test, delta, *seed);
@@ -562,12 +578,21 @@ mod tests {
         let mut last_valid = None;
         let mut checked = |result| worker.checked(result, &mut last_valid);
         assert!(matches!(checked(completed("00")), Verdict::Invalid));
-        assert!(matches!(checked(completed("01")), Verdict::Completed(_)));
+        assert!(matches!(
+            checked(completed("01")),
+            Verdict::Completed { .. }
+        ));
         // One or two variables away from the last valid test (checked where they differ).
         assert!(matches!(checked(completed("00")), Verdict::Invalid));
         assert!(matches!(checked(completed("011")), Verdict::Invalid));
-        assert!(matches!(checked(completed("11")), Verdict::Completed(_)));
-        assert!(matches!(checked(completed("10")), Verdict::Completed(_)));
+        assert!(matches!(
+            checked(completed("11")),
+            Verdict::Completed { .. }
+        ));
+        assert!(matches!(
+            checked(completed("10")),
+            Verdict::Completed { .. }
+        ));
         assert!(matches!(checked(completed("00")), Verdict::Invalid));
         let short = Ok(Completed {
             test: Assignment::from_bit_string("01").unwrap(),

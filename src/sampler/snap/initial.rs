@@ -78,9 +78,9 @@ impl Snap<'_> {
             return Ok(Demand::Enough);
         }
         match verdict {
-            Verdict::Completed(done) => {
+            Verdict::Completed { done, fingerprint } => {
                 self.note_completion(&done, true);
-                self.admit(done.test.clone(), observer)?;
+                self.admit(done.test.clone(), fingerprint, observer)?;
                 samples.push(done.test);
             }
             Verdict::Failed(failure) => {
@@ -96,7 +96,7 @@ impl Snap<'_> {
                     "the solver's model failed the clause check".into(),
                 ));
             }
-            Verdict::Valid(_) => unreachable!("solve tasks have no candidate"),
+            Verdict::Valid { .. } => unreachable!("solve tasks have no candidate"),
         }
         let ended = self.merged_since(started);
         Ok(self.demand(ended))

@@ -233,14 +233,15 @@ impl<'a> Snap<'a> {
         self.measures.as_ref().is_some_and(|m| m.ready())
     }
 
-    /// Adds a test a worker checked against every clause to the suite if it is new; the
-    /// suite's copy when added.
+    /// Adds a test a worker checked against every clause (and fingerprinted) to the suite if
+    /// it is new; the suite's copy when added.
     fn admit(
         &mut self,
         test: Assignment,
+        fingerprint: u64,
         observer: &mut dyn Observer,
     ) -> Result<Option<Arc<Assignment>>, SampleError> {
-        let added = self.suite.admit_checked(test, observer)?;
+        let added = self.suite.admit_checked(test, fingerprint, observer)?;
         self.report.duplicates += u64::from(added.is_none() && !self.suite.is_full());
         if self.suite.joined() >= MEASURED_TOGETHER {
             // The measuring thread takes tests as they are merged, while the ranks work; the

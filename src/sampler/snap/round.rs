@@ -219,17 +219,17 @@ impl Snap<'_> {
         }
         match verdict {
             Verdict::Skipped => stats.skipped += 1,
-            Verdict::Valid(test) => {
+            Verdict::Valid { test, fingerprint } => {
                 stats.candidates += 1;
                 stats.valid_before_repair += 1;
-                self.admit(test, observer)?;
+                self.admit(test, fingerprint, observer)?;
             }
-            Verdict::Completed(done) => {
+            Verdict::Completed { done, fingerprint } => {
                 stats.candidates += 1;
                 stats.repaired += 1;
                 self.note_completion(&done, false);
                 self.report.fresh_fallbacks += u64::from(done.fresh);
-                if let Some(test) = self.admit(done.test, observer)? {
+                if let Some(test) = self.admit(done.test, fingerprint, observer)? {
                     // A sharded run's ranks keep their own samples.
                     if !self.config.sharded {
                         samples.push(Assignment::clone(&test));

@@ -97,11 +97,11 @@ impl ShardStream {
         let (samples, seen) = (&mut self.samples, &mut self.seen);
         worker.run_in_order(&tasks, &mut |verdict| {
             match &verdict {
-                Verdict::Valid(test) => {
-                    seen.insert(test.fingerprint());
+                Verdict::Valid { fingerprint, .. } => {
+                    seen.insert(*fingerprint);
                 }
-                Verdict::Completed(done) => {
-                    if seen.insert(done.test.fingerprint()) {
+                Verdict::Completed { done, fingerprint } => {
+                    if seen.insert(*fingerprint) {
                         samples.push(done.test.clone());
                     }
                 }
