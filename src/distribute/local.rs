@@ -187,6 +187,9 @@ pub fn coordinate<E: Endpoint>(
         let fingerprint = checker.cnf().fingerprint();
         let budget = Budget::new(run.config.time_limit, interrupt);
         let mut coordinator = Coordinator::connect(endpoint, fingerprint, budget)?;
+        if run.config.sharded {
+            coordinator.fix_shares();
+        }
         sampler::sample_with(&mut coordinator, run, budget, observer)
         // Dropping the coordinator closes the links, so every rank thread ends.
     })
@@ -281,6 +284,17 @@ mod tests {
         ranks: usize,
         threads: usize,
     ) -> (Vec<Assignment>, Report) {
+        spread_on(Solvers::splr(), checker, config, ranks, threads)
+    }
+
+    /// [`spread`] with `solvers`.
+    fn spread_on(
+        solvers: Solvers,
+        checker: &Checker,
+        config: &SnapConfig,
+        ranks: usize,
+        threads: usize,
+    ) -> (Vec<Assignment>, Report) {
         let stop = AtomicBool::new(false);
         collect(|o| {
             sample(
@@ -288,7 +302,7 @@ mod tests {
                 threads,
                 &Sampling {
                     checker,
-                    solvers: Solvers::splr(),
+                    solvers,
                     config,
                     resumed: &[],
                     interrupt: &stop,
@@ -313,6 +327,37 @@ mod tests {
         let (coordinated, report) = spread(&checker, &sharded(4), 1, 1);
         assert_eq!(coordinated, alone);
         assert!(report.rounds[1].distinct_deltas > 0 && report.rounds[1].centroids > 0);
+    }
+
+    /// A session answers by what it solved before, so with native sessions sharded ranks give
+    /// the same suite every time only if the same rank solves the same initial solutions
+    /// every time: they go in fixed shares, not to whichever rank is free.
+    #[test]
+    fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
+        let cnf = formula();
+        let checker = Checker::new(&cnf);
+        let native = Solvers {
+            sessions: Some(&crate::oracle::native::Native),
+            lanes: 1,
+            ..Solvers::splr()
+        };
+        let config = SnapConfig {
+            samples: 60,
+            ..sharded(8)
+        };
+        let (first, report) = spread_on(native, &checker, &config, 3, 1);
+        assert!(first.iter().all(|t| checker.satisfies(t)));
+        // Shares by rank order: the first solution (solved alone) the last rank's, then 19, 20
+        // and 20 of the other 59.
+        let solved: Vec<u64> = report
+            .ranks
+            .iter()
+            .map(|r| r.latency["initial_solve"].count)
+            .collect();
+        assert_eq!(solved, [19, 20, 21]);
+        for _ in 0..4 {
+            assert_eq!(spread_on(native, &checker, &config, 3, 1).0, first);
+        }
     }
 
     /// Sharded ranks each draw rounds of their own: a round is one of every rank, its

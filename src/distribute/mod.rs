@@ -94,6 +94,9 @@ pub struct Coordinator<'a, E: Endpoint> {
     finished: bool,
     /// The ranks have their samples and draw their own rounds.
     sharded: bool,
+    /// Tasks go to the ranks in fixed shares rather than in batches as ranks free up (see
+    /// [`Coordinator::fix_shares`]).
+    fixed_shares: bool,
     /// The ranks' time on batches so far, as they reported it.
     busy: Duration,
     /// Time encoding, sending and decoding messages (not waiting for them).
@@ -118,6 +121,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             budget,
             finished: false,
             sharded: false,
+            fixed_shares: false,
             busy: Duration::ZERO,
             messaging: Duration::ZERO,
         };
@@ -135,6 +139,31 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             }
         }
         Ok(coordinator)
+    }
+
+    /// From now on, [`Workforce::run`] hands every rank a fixed share of the tasks (by its
+    /// threads, in rank order, at once), not batches as ranks free up: which rank does a task
+    /// then depends on the task, not on timing. A run that shards its rounds asks for it so
+    /// that its initial solutions, the only tasks it hands out, go to the same ranks every
+    /// time: a session (native, cadical) answers by what it solved before, so the suite is
+    /// then a function of the seed and the ranks with any backend. A share is done whole, even
+    /// once the sampler has enough.
+    pub fn fix_shares(&mut self) {
+        self.fixed_shares = true;
+    }
+
+    /// The first task of each rank's fixed share of `total`, by its threads, and `total`.
+    fn share_bounds(&self, total: usize) -> Vec<usize> {
+        let threads: Vec<usize> = self.ranks.iter().map(|r| r.threads.max(1)).collect();
+        let all: usize = threads.iter().sum();
+        let mut before = 0;
+        let mut bounds = Vec::with_capacity(threads.len() + 1);
+        for t in threads {
+            bounds.push(total * before / all);
+            before += t;
+        }
+        bounds.push(total);
+        bounds
     }
 
     fn send(&mut self, rank: usize, message: &ToRank) -> Result<(), TransportError> {
@@ -222,11 +251,19 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let mut next = 0;
         let mut delivered = 0;
         let mut enough = false;
+        let shares = self.fixed_shares.then(|| self.share_bounds(total));
         loop {
             if !self.stopping() && !enough {
                 for (rank, held) in pending.iter_mut().enumerate() {
                     while *held < BATCHES_IN_FLIGHT && !queue.is_empty() {
-                        let size = self.batch_size(rank, queue.len());
+                        let size = match &shares {
+                            // One batch, the rank's share (none once sent: `next` is past it).
+                            Some(bounds) => bounds[rank + 1].saturating_sub(next),
+                            None => self.batch_size(rank, queue.len()),
+                        };
+                        if size == 0 {
+                            break;
+                        }
                         let batch = self.next_batch;
                         self.next_batch += 1;
                         let tasks: Vec<Task> = queue.drain(..size).collect();

@@ -90,7 +90,8 @@ pub struct SampleArgs {
     /// The solver (Snap). With splr the same seed gives the same suite on any threads and
     /// ranks (where no fresh solution takes splr a second: its first tries are timed); with
     /// native and cadical, the same seed and --lanes give the same suite on any threads of one
-    /// rank, and valid suites that depend on timing across several ranks.
+    /// rank, and valid suites that depend on timing across several ranks (but with --sharded:
+    /// the same for the same ranks of the same threads).
     #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
     pub solver: SolverChoice,
     /// Solver lanes of each rank (native, cadical): task i goes to lane i mod LANES, whose session
@@ -152,7 +153,8 @@ pub struct SampleArgs {
     /// suite: for many ranks on formulas whose repairs take microseconds, where drawing
     /// rounds for all ranks keeps the coordinator from keeping up. A round is then one of
     /// every rank (N*k candidates each). One rank gives the suite of an unsharded run; more
-    /// give another suite, with splr the same for the same seed and number of ranks.
+    /// give another suite, the same for the same seed and ranks (native, cadical: of the same
+    /// threads and --lanes).
     #[arg(long)]
     pub sharded: bool,
     /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified
