@@ -139,6 +139,7 @@ fn sample_and_verify_within(
     assert_eq!(distinct.len(), lines.len(), "duplicate tests");
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    assert_eq!(stats["answer"], "suite");
     assert_eq!(
         stats["distinct_tests"].as_u64().unwrap() as usize,
         lines.len()
@@ -218,6 +219,22 @@ fn unsatisfiable_formula_exits_20_with_a_message() {
     assert_eq!(run.status.code(), Some(20));
     assert!(stderr(&run).contains("unsatisfiable"), "{}", stderr(&run));
     assert!(run.stdout.is_empty());
+    // `--stats` says so too, for scripts that run many formulas: the answer and the run's
+    // settings, no figures of a suite.
+    let stats = dir.path().join("stats.json");
+    let run = snapsat(&[
+        "sample",
+        f.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(20));
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(stats["answer"], "unsat");
+    assert_eq!(stats["variables"], 2);
+    assert!(stats["wall_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(stats.get("distinct_tests").is_none() && stats.get("unknown").is_none());
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use crate::failure::{say, status, usage, Classify, Failure, Result};
 use crate::output::{check_outputs, write_atomically, LazyFile};
-use crate::summary;
+use crate::summary::{self, Answer};
 use crate::{read_formula, read_text, InputArgs, OutputFormat};
 use clap::Args;
 use snapsat::assignment::Assignment;
@@ -170,7 +170,8 @@ pub struct SampleArgs {
     /// t of --small: combinations of how many support variables to keep (1 to 3).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=3), requires = "small")]
     pub strength: u64,
-    /// Write run statistics as JSON here (replaced whole at the end of the run).
+    /// Write run statistics as JSON here (replaced whole at the end of the run); a run without
+    /// a suite (unsatisfiable, no solution in time) writes its answer and settings.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// No summary or progress on standard error.
@@ -382,6 +383,7 @@ fn run_ranks(
     let cnf = read_formula(&args.input, quiet)?;
     let parse_seconds = t.elapsed().as_secs_f64();
 
+    let started = Instant::now();
     let interrupt = crate::interrupt_on_signals()?;
     let checker = Checker::new(&cnf);
     #[cfg(feature = "mpi")]
@@ -437,17 +439,24 @@ fn run_ranks(
     }
     // Every test handed over is written before the run says anything more.
     let written = writer.finish();
-    let report = match without_suite(result, &args.input.formula)? {
-        Ok(report) => report,
-        Err(status) => return Ok(status),
-    };
+    let outcome = without_suite(result, &args.input.formula)?;
     let writer_seconds = written.output("the tests")?.busy.as_secs_f64();
-    let small = match (&args.small, suite) {
-        (Some(path), Some(suite)) => Some(write_small(path, &suite, &cnf, args.strength, format)?),
+    let small = match (&args.small, suite, &outcome) {
+        (Some(path), Some(suite), Ok(_)) => {
+            Some(write_small(path, &suite, &cnf, args.strength, format)?)
+        }
         _ => None,
     };
     if let Some(path) = &args.stats {
         let stats = summary::RunStats {
+            answer: outcome
+                .as_ref()
+                .err()
+                .map_or(Answer::Suite, NoSuite::answer),
+            unknown: match &outcome {
+                Err(NoSuite::Unknown(why)) => Some(why),
+                _ => None,
+            },
             algorithm: args.algorithm,
             solver: args.solver,
             formula: args.input.formula.display().to_string(),
@@ -465,14 +474,19 @@ fn run_ranks(
             num_ranks: launch.ranks(),
             threads_per_rank: threads,
             parse_seconds,
+            wall_seconds: started.elapsed().as_secs_f64(),
             writer_seconds,
             peak_memory_bytes: summary::peak_memory_bytes(),
             small: small.as_ref(),
-            report: &report,
+            report: outcome.as_ref().ok(),
         };
         let json = serde_json::to_string_pretty(&stats).map_err(anyhow::Error::from)? + "\n";
         write_atomically(path, json.as_bytes())?;
     }
+    let report = match outcome {
+        Ok(report) => report,
+        Err(no_suite) => return Ok(ExitCode::from(no_suite.status())),
+    };
     if !args.quiet {
         summary::print(&report, writer_seconds);
         if let (Some(small), Some(path)) = (&small, &args.small) {
@@ -486,12 +500,35 @@ fn run_ranks(
     })
 }
 
-/// A run that ended without a suite: unsatisfiable and unknown are answers with statuses of
-/// their own (`Err` inside), the rest are failures.
+/// The answer of a run that has no suite.
+enum NoSuite {
+    Unsat,
+    /// With why no solution was found.
+    Unknown(String),
+}
+
+impl NoSuite {
+    fn answer(&self) -> Answer {
+        match self {
+            NoSuite::Unsat => Answer::Unsat,
+            NoSuite::Unknown(_) => Answer::Unknown,
+        }
+    }
+
+    fn status(&self) -> u8 {
+        match self {
+            NoSuite::Unsat => status::UNSAT,
+            NoSuite::Unknown(_) => status::UNKNOWN,
+        }
+    }
+}
+
+/// A run that ended without a suite: unsatisfiable and unknown are answers (said here; `Err`
+/// inside), the rest are failures.
 fn without_suite(
     result: std::result::Result<summary::RunReport, SampleError>,
     formula: &Path,
-) -> Result<std::result::Result<summary::RunReport, ExitCode>> {
+) -> Result<std::result::Result<summary::RunReport, NoSuite>> {
     match result {
         Ok(report) => Ok(Ok(report)),
         Err(SampleError::Unsat) => {
@@ -499,11 +536,11 @@ fn without_suite(
                 "snapsat: {}: the formula is unsatisfiable: no test exists",
                 formula.display()
             );
-            Ok(Err(ExitCode::from(status::UNSAT)))
+            Ok(Err(NoSuite::Unsat))
         }
         Err(SampleError::Unknown(why)) => {
             say!("snapsat: no solution found ({why}); try a longer --time-limit");
-            Ok(Err(ExitCode::from(status::UNKNOWN)))
+            Ok(Err(NoSuite::Unknown(why)))
         }
         Err(SampleError::Output(e)) => Err(e).output("the tests"),
         Err(e @ SampleError::Distribution(_)) => Err(anyhow::Error::from(e).into()),

@@ -14,8 +14,25 @@ pub enum RunReport {
     Quick(QuickReport),
 }
 
+/// What a run found.
+#[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    /// A suite (of one test or more; none for a run interrupted before its first).
+    Suite,
+    /// The formula is unsatisfiable: no test exists.
+    Unsat,
+    /// No solution within the time limit, and none proved impossible.
+    Unknown,
+}
+
 #[derive(Serialize)]
 pub struct RunStats<'a> {
+    /// What the run found; the run's figures follow only for a suite.
+    pub answer: Answer,
+    /// Why no solution was found (`answer` unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<&'a str>,
     pub algorithm: Algorithm,
     pub solver: SolverChoice,
     pub formula: String,
@@ -34,6 +51,9 @@ pub struct RunStats<'a> {
     pub num_ranks: usize,
     pub threads_per_rank: usize,
     pub parse_seconds: f64,
+    /// The run's wall time from the formula read on (the report's own `seconds` for a
+    /// suite); the one time there is for a run without a suite.
+    pub wall_seconds: f64,
     /// Time the thread that writes the suite spent rendering and writing its lines, beside
     /// the coordinator's merging rather than in it.
     pub writer_seconds: f64,
@@ -42,7 +62,7 @@ pub struct RunStats<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub small: Option<&'a SmallSuite>,
     #[serde(flatten)]
-    pub report: &'a RunReport,
+    pub report: Option<&'a RunReport>,
 }
 
 /// Peak resident memory of this process, from the kernel (Linux only).
