@@ -1,17 +1,20 @@
 //! Criterion benchmarks of the hot paths: parsing, full and incremental verification,
-//! completion by propagation, the delta pool and NCD. Run with `cargo bench`; read medians,
-//! compare runs made together.
+//! completion by propagation, the delta pool, NCD, and the coordinator's work a test
+//! (decoding a rank's verdicts, admitting tests to the suite). Run with `cargo bench`; read
+//! medians, compare runs made together.
 // criterion_group! defines a public function without a doc comment.
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use snapsat::assignment::Assignment;
 use snapsat::dimacs::{self, Strictness};
+use snapsat::distribute::protocol::{self, ToCoordinator};
 use snapsat::diversity;
 use snapsat::formula::Cnf;
 use snapsat::oracle::Splr;
 use snapsat::propagate::{Propagator, Watches};
-use snapsat::sampler::{self, SnapConfig};
+use snapsat::sampler::work::Verdict;
+use snapsat::sampler::{self, SnapConfig, Suite};
 use snapsat::verify::Checker;
 use std::path::Path;
 
@@ -93,6 +96,53 @@ fn benches(c: &mut Criterion) {
                 .complete_greedily(&circuit_tests[next], order.iter().copied(), usize::MAX)
                 .unwrap();
         })
+    });
+
+    // The coordinator's part of a test: a sharded rank's chunk of 64 verdicts decoded, and
+    // their tests admitted to a suite (the fingerprints worked out by the rank). Divide by 64
+    // for a test's.
+    let chunk: Vec<Verdict> = tests
+        .iter()
+        .cycle()
+        .take(64)
+        .map(|t| Verdict::Valid {
+            test: t.clone(),
+            fingerprint: t.fingerprint(),
+        })
+        .collect();
+    let bytes = protocol::encode(&ToCoordinator::ShardResults {
+        round: 1,
+        drawn: Default::default(),
+        verdicts: chunk.clone(),
+        busy_nanos: 0,
+        last: false,
+    });
+    c.bench_function("coordinator/decode-64-verdicts", |b| {
+        b.iter(|| protocol::decode::<ToCoordinator>(black_box(&bytes)).unwrap())
+    });
+    let distinct: Vec<(Assignment, u64)> = (0..64u64)
+        .map(|i| {
+            let mut test = tests[i as usize % tests.len()].clone();
+            test.set(i as usize, !test.get(i as usize));
+            let fingerprint = test.fingerprint();
+            (test, fingerprint)
+        })
+        .collect();
+    c.bench_function("coordinator/admit-64-tests", |b| {
+        b.iter_batched(
+            || distinct.clone(),
+            |batch| {
+                let mut suite = Suite::new(&checker, None);
+                let mut observer = |_: &Assignment| Ok(());
+                for (test, fingerprint) in batch {
+                    suite
+                        .admit_checked(test, fingerprint, &mut observer)
+                        .unwrap();
+                }
+                suite.take_joined()
+            },
+            criterion::BatchSize::SmallInput,
+        )
     });
 
     let projection = cnf.projection();
