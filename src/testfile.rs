@@ -135,6 +135,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
         let thread = std::thread::Builder::new()
             .name("snapsat-writer".into())
             .spawn(move || {
+                crate::handoff::work_beside_the_coordinator();
                 let mut busy = Duration::ZERO;
                 let mut tests = Napping::new(tests);
                 let mut batch = Vec::with_capacity(batch_tests.min(capacity));

@@ -69,6 +69,7 @@ impl MeasuringThread {
         let (outbox, replies) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new().name("snapsat-measures".into());
         let started = thread.spawn_scoped(scope, move || {
+            crate::handoff::work_beside_the_coordinator();
             let mut coverage = PairwiseCoverage::new(&ncd.vars);
             let mut busy = Duration::ZERO;
             for request in Napping::every(inbox, NAP) {
