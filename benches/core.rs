@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the hot paths: parsing, full and incremental verification,
-//! completion by propagation, the delta pool, NCD, and the coordinator's work a test
-//! (decoding a rank's verdicts, admitting tests to the suite). Run with `cargo bench`; read
-//! medians, compare runs made together.
+//! completion by propagation, the delta pool, NCD, and a test's way to the suite (a rank
+//! encoding its verdicts, the coordinator decoding them and admitting their tests). Run with
+//! `cargo bench`; read medians, compare runs made together.
 // criterion_group! defines a public function without a doc comment.
 #![allow(missing_docs)]
 
@@ -110,13 +110,17 @@ fn benches(c: &mut Criterion) {
             fingerprint: t.fingerprint(),
         })
         .collect();
-    let bytes = protocol::encode(&ToCoordinator::ShardResults {
+    let message = ToCoordinator::ShardResults {
         round: 1,
         drawn: Default::default(),
         verdicts: chunk.clone(),
         busy_nanos: 0,
         last: false,
+    };
+    c.bench_function("rank/encode-64-verdicts", |b| {
+        b.iter(|| protocol::encode(black_box(&message)))
     });
+    let bytes = protocol::encode(&message);
     c.bench_function("coordinator/decode-64-verdicts", |b| {
         b.iter(|| protocol::decode::<ToCoordinator>(black_box(&bytes)).unwrap())
     });
