@@ -358,6 +358,20 @@ mod tests {
         for _ in 0..4 {
             assert_eq!(spread_on(native, &checker, &config, 3, 1).0, first);
         }
+        // A share goes out a half of what is left at a time: a suite full at 10 tests stops
+        // the ranks well before their 60 solutions.
+        let capped = SnapConfig {
+            max_tests: Some(10),
+            ..config
+        };
+        let (ten, report) = spread_on(native, &checker, &capped, 3, 1);
+        assert_eq!(ten[..], first[..10]);
+        let solved: u64 = report
+            .ranks
+            .iter()
+            .map(|r| r.latency.get("initial_solve").map_or(0, |q| q.count))
+            .sum();
+        assert!(solved < 50, "{solved} initial solutions for a suite of 10");
     }
 
     /// Sharded ranks each draw rounds of their own: a round is one of every rank, its

@@ -142,12 +142,12 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
     }
 
     /// From now on, [`Workforce::run`] hands every rank a fixed share of the tasks (by its
-    /// threads, in rank order, at once), not batches as ranks free up: which rank does a task
-    /// then depends on the task, not on timing. A run that shards its rounds asks for it so
-    /// that its initial solutions, the only tasks it hands out, go to the same ranks every
-    /// time: a session (native, cadical) answers by what it solved before, so the suite is
-    /// then a function of the seed and the ranks with any backend. A share is done whole, even
-    /// once the sampler has enough.
+    /// threads, in rank order), not batches from one queue as ranks free up: which rank does
+    /// a task then depends on the task, not on timing. A run that shards its rounds asks for
+    /// it so that its initial solutions, the only tasks it hands out, go to the same ranks
+    /// every time: a session (native, cadical) answers by what it solved before, so the suite
+    /// is then a function of the seed and the ranks with any backend. A share goes out in
+    /// batches, so that a sampler with enough stops it.
     pub fn fix_shares(&mut self) {
         self.fixed_shares = true;
     }
@@ -242,7 +242,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
             self.broadcast(&ToRank::Centroids(self.centroids.clone()))?;
         }
         let total = tasks.len();
-        let mut queue: VecDeque<Task> = tasks.into();
+        let mut tasks: Vec<Option<Task>> = tasks.into_iter().map(Some).collect();
         let mut verdicts: Vec<Option<Verdict>> = (0..total).map(|_| None).collect();
         // batch id → (rank, first task index, task count, sent at)
         let mut in_flight: HashMap<u64, (usize, usize, usize, Instant)> = HashMap::new();
@@ -250,28 +250,41 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         // A rank starts a queued batch when it returns the one before, so a batch's round
         // trip counts from the later of its sending and that return.
         let mut last_return = vec![Instant::now(); self.ranks.len()];
+        // The next task to hand out: of all (`next`), or of each rank's fixed share.
         let mut next = 0;
+        let shares = self.fixed_shares.then(|| self.share_bounds(total));
+        let mut share_next: Vec<usize> = shares.clone().unwrap_or_default();
         let mut delivered = 0;
         let mut enough = false;
-        let shares = self.fixed_shares.then(|| self.share_bounds(total));
         loop {
             if !self.stopping() && !enough {
                 for (rank, held) in pending.iter_mut().enumerate() {
-                    while *held < BATCHES_IN_FLIGHT && !queue.is_empty() {
-                        let size = match &shares {
-                            // One batch, the rank's share (none once sent: `next` is past it).
-                            Some(bounds) => bounds[rank + 1].saturating_sub(next),
-                            None => self.batch_size(rank, queue.len()),
+                    while *held < BATCHES_IN_FLIGHT {
+                        let (first, size) = match &shares {
+                            // Half of what is left of the rank's share at a time, so that a
+                            // sampler with enough stops it, as it stops the common queue.
+                            Some(bounds) => {
+                                let left = bounds[rank + 1] - share_next[rank];
+                                let threads = self.ranks[rank].threads.max(1);
+                                (share_next[rank], left.div_ceil(2).max(threads).min(left))
+                            }
+                            None => (next, self.batch_size(rank, total - next)),
                         };
                         if size == 0 {
                             break;
                         }
                         let batch = self.next_batch;
                         self.next_batch += 1;
-                        let tasks: Vec<Task> = queue.drain(..size).collect();
+                        let tasks: Vec<Task> = tasks[first..first + size]
+                            .iter_mut()
+                            .map(|task| task.take().expect("a task is handed out once"))
+                            .collect();
                         self.send(rank, &ToRank::Tasks { batch, tasks })?;
-                        in_flight.insert(batch, (rank, next, size, Instant::now()));
-                        next += size;
+                        in_flight.insert(batch, (rank, first, size, Instant::now()));
+                        match &shares {
+                            Some(_) => share_next[rank] += size,
+                            None => next += size,
+                        }
                         *held += 1;
                     }
                 }
