@@ -214,13 +214,14 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
         }
     }
 
-    /// Tasks for `rank`'s next batch when `remaining` are left: its share of half the
-    /// remainder, so early batches are large and the last ones small enough to even out.
-    fn batch_size(&self, rank: usize, remaining: usize) -> usize {
-        let total_threads: usize = self.ranks.iter().map(|r| r.threads.max(1)).sum();
+    /// Tasks for `rank`'s next batch when `remaining` are left to it and ranks of
+    /// `sharing_threads` threads in all (its own, for a fixed share): its share of half the
+    /// remainder, so early batches are large and the last ones small enough to even out, and
+    /// a sampler with enough stops what is left.
+    fn batch_size(&self, rank: usize, remaining: usize, sharing_threads: usize) -> usize {
         let threads = self.ranks[rank].threads.max(1);
         (remaining * threads)
-            .div_ceil(2 * total_threads)
+            .div_ceil(2 * sharing_threads)
             .max(threads)
             .min(remaining)
     }
@@ -254,6 +255,7 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         let mut next = 0;
         let shares = self.fixed_shares.then(|| self.share_bounds(total));
         let mut share_next: Vec<usize> = shares.clone().unwrap_or_default();
+        let all_threads: usize = self.ranks.iter().map(|r| r.threads.max(1)).sum();
         let mut delivered = 0;
         let mut enough = false;
         loop {
@@ -261,14 +263,12 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
                 for (rank, held) in pending.iter_mut().enumerate() {
                     while *held < BATCHES_IN_FLIGHT {
                         let (first, size) = match &shares {
-                            // Half of what is left of the rank's share at a time, so that a
-                            // sampler with enough stops it, as it stops the common queue.
                             Some(bounds) => {
                                 let left = bounds[rank + 1] - share_next[rank];
-                                let threads = self.ranks[rank].threads.max(1);
-                                (share_next[rank], left.div_ceil(2).max(threads).min(left))
+                                let own = self.ranks[rank].threads.max(1);
+                                (share_next[rank], self.batch_size(rank, left, own))
                             }
-                            None => (next, self.batch_size(rank, total - next)),
+                            None => (next, self.batch_size(rank, total - next, all_threads)),
                         };
                         if size == 0 {
                             break;
