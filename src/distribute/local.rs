@@ -358,20 +358,65 @@ mod tests {
         for _ in 0..4 {
             assert_eq!(spread_on(native, &checker, &config, 3, 1).0, first);
         }
-        // A share goes out a half of what is left at a time: a suite full at 10 tests stops
-        // the ranks well before their 60 solutions.
-        let capped = SnapConfig {
-            max_tests: Some(10),
-            ..config
-        };
-        let (ten, report) = spread_on(native, &checker, &capped, 3, 1);
-        assert_eq!(ten[..], first[..10]);
-        let solved: u64 = report
-            .ranks
-            .iter()
-            .map(|r| r.latency.get("initial_solve").map_or(0, |q| q.count))
-            .sum();
-        assert!(solved < 50, "{solved} initial solutions for a suite of 10");
+    }
+
+    /// A fixed share goes out half of what is left at a time (two batches in flight), so a
+    /// sampler that has enough at the first verdict stops the ranks short of their shares:
+    /// rank 0 answers at once, the others after 100 ms, by when nothing more is sent.
+    #[test]
+    fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
+        use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
+        use crate::sampler::work::{Demand, Task, Verdict, Workforce};
+        let stop = AtomicBool::new(false);
+        let (hub, lines) = links(3);
+        let handed = std::thread::scope(|scope| {
+            let ranks: Vec<_> = lines
+                .into_iter()
+                .map(|mut line| {
+                    scope.spawn(move || {
+                        let mut handed = 0;
+                        while let Ok((_, bytes)) = line.receive() {
+                            match decode::<ToRank>(&bytes).unwrap() {
+                                ToRank::Start { .. } => {
+                                    let ready = ToCoordinator::Ready { threads: 1 };
+                                    line.send(0, encode(&ready)).unwrap();
+                                }
+                                ToRank::Tasks { batch, tasks } => {
+                                    handed += tasks.len();
+                                    if line.rank > 0 {
+                                        std::thread::sleep(Duration::from_millis(100));
+                                    }
+                                    let verdicts = vec![Verdict::Skipped; tasks.len()];
+                                    let results = ToCoordinator::Results {
+                                        batch,
+                                        verdicts,
+                                        busy_nanos: 1,
+                                    };
+                                    line.send(0, encode(&results)).unwrap();
+                                }
+                                ToRank::Finish => break,
+                                _ => {}
+                            }
+                        }
+                        handed
+                    })
+                })
+                .collect();
+            let budget = Budget::new(Duration::from_secs(9), &stop);
+            let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
+            coordinator.fix_shares();
+            let tasks = (0..60).map(|seed| Task::Solve { seed }).collect();
+            coordinator
+                .run(&[], tasks, &mut |_| Ok(Demand::Enough))
+                .unwrap();
+            drop(coordinator);
+            ranks
+                .into_iter()
+                .map(|r| r.join().unwrap())
+                .collect::<Vec<usize>>()
+        });
+        // Shares of 20: the first two batches of each, 10 and 5; whole shares were 20 each.
+        assert_eq!(handed, [15, 15, 15]);
     }
 
     /// Sharded ranks each draw rounds of their own: a round is one of every rank, its
