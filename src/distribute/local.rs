@@ -1,7 +1,7 @@
 //! In-process ranks: each a thread with a rayon pool of its own, linked to the coordinator by
 //! crossbeam channels that carry the same encoded messages MPI would.
 
-use super::{Coordinator, Endpoint, Rank, TransportError};
+use super::{Coordinator, Endpoint, Rank, Ranks, Received, TransportError};
 use crate::budget::Budget;
 use crate::oracle::Solvers;
 use crate::sampler::{self, Observer, Report, SampleError, Sampling};
@@ -55,6 +55,11 @@ fn numbered_links(numbers: impl IntoIterator<Item = usize>) -> (Hub, Vec<Line>) 
 }
 
 impl Hub {
+    /// Where the ranks' messages arrive, for a thread that waits on other channels too.
+    pub fn inbox(&self) -> &Receiver<(usize, Vec<u8>)> {
+        &self.inbox
+    }
+
     /// The next message if one arrives within `wait`.
     pub fn receive_within(
         &mut self,
@@ -85,6 +90,22 @@ impl Endpoint for Hub {
 
     fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
         self.receive_within(Duration::ZERO)
+    }
+}
+
+/// In one process the coordinator decodes its ranks' messages itself.
+impl Ranks for Hub {
+    fn ranks(&self) -> usize {
+        self.to_ranks.len()
+    }
+
+    fn send_to(&mut self, rank: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.send(rank, bytes)
+    }
+
+    fn next_message(&mut self) -> Result<Received, TransportError> {
+        let (rank, bytes) = self.receive()?;
+        Ok(Received::decode(rank, bytes, false))
     }
 }
 
@@ -167,7 +188,7 @@ pub fn sample(
 
 /// Runs Snap with a coordinator on `endpoint`, starting a thread for each of `lines`' ranks
 /// (of `threads` threads each); the endpoint may reach further ranks (MPI).
-pub fn coordinate<E: Endpoint>(
+pub fn coordinate<E: Ranks>(
     endpoint: E,
     lines: Vec<Line>,
     threads: usize,

@@ -70,6 +70,46 @@ pub trait Endpoint {
     fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
 }
 
+/// The coordinator's side of the links to ranks `0..ranks()`: it sends encoded messages and
+/// takes decoded ones.
+pub trait Ranks {
+    /// Ranks this side reaches.
+    fn ranks(&self) -> usize;
+    /// Sends a message to `rank` without waiting for it to be received.
+    fn send_to(&mut self, rank: usize, bytes: Vec<u8>) -> Result<(), TransportError>;
+    /// Waits for the next message from any rank.
+    fn next_message(&mut self) -> Result<Received, TransportError>;
+}
+
+/// A message from a rank, decoded by the thread that received it.
+pub struct Received {
+    /// The rank it came from.
+    pub rank: usize,
+    /// Its size, encoded.
+    pub size: usize,
+    /// The message, or why its bytes are not one.
+    pub message: Result<ToCoordinator, TransportError>,
+    /// Time decoding took.
+    pub decoding: Duration,
+    /// Decoded on a thread beside the coordinator's (rank 0's MPI relay), not on its own.
+    pub beside: bool,
+}
+
+impl Received {
+    /// `bytes` from `rank` decoded on this thread, `beside` the coordinator's or not.
+    pub fn decode(rank: usize, bytes: Vec<u8>, beside: bool) -> Self {
+        let started = Instant::now();
+        let message = protocol::decode(&bytes);
+        Received {
+            rank,
+            size: bytes.len(),
+            message,
+            decoding: started.elapsed(),
+            beside,
+        }
+    }
+}
+
 /// Batches a rank holds at once: the one it works on and the next, already sent, so it never
 /// waits a round trip (a blocking MPI send would stall the coordinator; ours do not block).
 const BATCHES_IN_FLIGHT: usize = 2;
@@ -85,7 +125,7 @@ struct RankState {
 }
 
 /// The coordinator's side: a [`Workforce`] whose tasks run on the ranks behind an endpoint.
-pub struct Coordinator<'a, E: Endpoint> {
+pub struct Coordinator<'a, E: Ranks> {
     endpoint: E,
     ranks: Vec<RankState>,
     centroids: Vec<Assignment>,
@@ -101,9 +141,11 @@ pub struct Coordinator<'a, E: Endpoint> {
     busy: Duration,
     /// Time encoding, sending and decoding messages (not waiting for them).
     messaging: Duration,
+    /// Time decoding messages on a thread beside the coordinator's.
+    decoding_beside: Duration,
 }
 
-impl<'a, E: Endpoint> Coordinator<'a, E> {
+impl<'a, E: Ranks> Coordinator<'a, E> {
     /// Starts every rank on `cnf_fingerprint` with what `budget` leaves; fails when a rank
     /// refuses (it read another formula).
     pub fn connect(
@@ -112,7 +154,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
         budget: Budget<'a>,
     ) -> Result<Self, SampleError> {
         let mut coordinator = Coordinator {
-            ranks: (0..endpoint.peers())
+            ranks: (0..endpoint.ranks())
                 .map(|_| RankState::default())
                 .collect(),
             endpoint,
@@ -124,6 +166,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
             fixed_shares: false,
             busy: Duration::ZERO,
             messaging: Duration::ZERO,
+            decoding_beside: Duration::ZERO,
         };
         coordinator.broadcast(&ToRank::Start {
             fingerprint: cnf_fingerprint,
@@ -174,7 +217,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
         let state = &mut self.ranks[rank];
         state.messages += 1;
         state.bytes_to += bytes.len() as u64;
-        let sent = self.endpoint.send(rank, bytes);
+        let sent = self.endpoint.send_to(rank, bytes);
         self.messaging += started.elapsed();
         sent
     }
@@ -183,27 +226,27 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
         (0..self.ranks.len()).try_for_each(|rank| self.send(rank, message))
     }
 
+    /// The next message from a rank, counted.
     fn receive(&mut self) -> Result<(usize, ToCoordinator), TransportError> {
-        let (rank, bytes) = self.endpoint.receive()?;
-        let started = Instant::now();
-        let message = self.decode(rank, bytes);
-        self.messaging += started.elapsed();
-        message
-    }
-
-    /// A message from `rank`, counted and decoded.
-    fn decode(
-        &mut self,
-        rank: usize,
-        bytes: Vec<u8>,
-    ) -> Result<(usize, ToCoordinator), TransportError> {
+        let Received {
+            rank,
+            size,
+            message,
+            decoding,
+            beside,
+        } = self.endpoint.next_message()?;
+        if beside {
+            self.decoding_beside += decoding;
+        } else {
+            self.messaging += decoding;
+        }
         let state = self
             .ranks
             .get_mut(rank)
             .ok_or_else(|| TransportError::Protocol(format!("message from unknown rank {rank}")))?;
         state.messages += 1;
-        state.bytes_from += bytes.len() as u64;
-        match protocol::decode(&bytes)? {
+        state.bytes_from += size as u64;
+        match message? {
             ToCoordinator::Failed(why) => {
                 Err(TransportError::Protocol(format!("rank {rank}: {why}")))
             }
@@ -231,7 +274,7 @@ impl<'a, E: Endpoint> Coordinator<'a, E> {
     }
 }
 
-impl<E: Endpoint> Workforce for Coordinator<'_, E> {
+impl<E: Ranks> Workforce for Coordinator<'_, E> {
     fn run(
         &mut self,
         centroids: &[Assignment],
@@ -422,6 +465,10 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
         self.messaging
     }
 
+    fn decoding_beside(&self) -> Duration {
+        self.decoding_beside
+    }
+
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
         self.finished = true;
         self.broadcast(&ToRank::Finish)?;
@@ -457,14 +504,14 @@ impl<E: Endpoint> Workforce for Coordinator<'_, E> {
     }
 }
 
-impl<E: Endpoint> Drop for Coordinator<'_, E> {
+impl<E: Ranks> Drop for Coordinator<'_, E> {
     /// Releases ranks still waiting for work when the run ended early (an error, a failed
     /// rank); they exit without reporting.
     fn drop(&mut self) {
         if !self.finished {
             let bytes = protocol::encode(&ToRank::Finish);
             for rank in 0..self.ranks.len() {
-                let _ = self.endpoint.send(rank, bytes.clone());
+                let _ = self.endpoint.send_to(rank, bytes.clone());
             }
         }
     }

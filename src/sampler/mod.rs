@@ -99,6 +99,7 @@ pub fn sample_with(
     let ranks = workforce.finish();
     let mut report = result?;
     report.ranks = ranks?;
+    report.decoding_seconds = workforce.decoding_beside().as_secs_f64();
     let mut merged = snap.into_metrics();
     for rank in &report.ranks {
         merged.merge(&rank.metrics);

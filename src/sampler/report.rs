@@ -123,6 +123,10 @@ pub struct Report {
     pub merge_seconds: f64,
     /// The rounds' `messaging_seconds`, summed.
     pub messaging_seconds: f64,
+    /// Time rank 0's MPI relay spent decoding the ranks' messages, on a thread beside the
+    /// coordinator's (0 in one process, where the coordinator decodes them: in
+    /// `messaging_seconds`).
+    pub decoding_seconds: f64,
     /// Solver calls by purpose.
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.

@@ -117,6 +117,12 @@ pub trait Workforce {
     /// far: the coordinator's own work, though it happens while tasks run.
     fn messaging(&self) -> Duration;
 
+    /// Time a thread beside the coordinator's has spent decoding the ranks' messages so far
+    /// (rank 0's MPI relay), apart from `messaging`.
+    fn decoding_beside(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// Time the ranks have spent on tasks so far, summed over ranks: the work more ranks
     /// would share, against which the coordinator's time alone is set.
     fn busy(&self) -> Duration;

@@ -621,7 +621,7 @@ fn sample_suite(
                 #[cfg(feature = "mpi")]
                 Launch::Mpi(job) => job.coordinate(threads, &run, observer),
             };
-            report.map(summary::RunReport::Snap)
+            report.map(|r| summary::RunReport::Snap(Box::new(r)))
         }
         Algorithm::Quicksampler => {
             let config = QuickConfig {

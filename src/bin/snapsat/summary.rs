@@ -10,7 +10,8 @@ use snapsat::sampler::{Report, StopMetric, StopReason};
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum RunReport {
-    Snap(Report),
+    /// Boxed: a Snap report is several times a QuickSampler one.
+    Snap(Box<Report>),
     Quick(QuickReport),
 }
 
@@ -172,8 +173,17 @@ fn summarize(r: &Report, writer_seconds: f64) {
         r.work_seconds,
         r.work_seconds / r.coordinator_seconds.max(1e-9)
     );
+    let decoding = if r.decoding_seconds > 0.0 {
+        format!(
+            ", decoding the ranks' messages {:.3} s (work/decoding {:.1})",
+            r.decoding_seconds,
+            r.work_seconds / r.decoding_seconds
+        )
+    } else {
+        String::new()
+    };
     say!(
-        "snapsat: beside the coordinator, on threads of their own: NCD {:.3} s (work/NCD {:.1}), writing the tests {writer_seconds:.3} s (work/writing {:.1})",
+        "snapsat: beside the coordinator, on threads of their own: NCD {:.3} s (work/NCD {:.1}), writing the tests {writer_seconds:.3} s (work/writing {:.1}){decoding}",
         r.seconds.ncd,
         r.work_seconds / r.seconds.ncd.max(1e-9),
         r.work_seconds / writer_seconds.max(1e-9)

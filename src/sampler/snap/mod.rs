@@ -194,6 +194,7 @@ impl<'a> Snap<'a> {
                 work_seconds: 0.0,
                 merge_seconds: 0.0,
                 messaging_seconds: 0.0,
+                decoding_seconds: 0.0,
                 solver_calls: SolverCalls::default(),
                 completed_by_propagation: 0,
                 candidates: 0,
