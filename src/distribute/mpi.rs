@@ -203,7 +203,7 @@ impl Ranks for Relayed {
 /// (`outgoing`), and ends once the coordinator has let go of its side, when its last sends
 /// have been received.
 fn relay_for_coordinator(
-    own: Hub,
+    mut own: Hub,
     outgoing: Receiver<(usize, Vec<u8>)>,
     arrived: Sender<Received>,
 ) {
@@ -212,7 +212,6 @@ fn relay_for_coordinator(
     let mut sends = Sends::default();
     let mut backoff = Backoff::new(RANK0_POLL_MAX);
     let mut own_inbox = own.inbox().clone();
-    let mut own = own;
     loop {
         sends.poll();
         if let Some(probed) = world.any_process().immediate_matched_probe() {
@@ -232,18 +231,22 @@ fn relay_for_coordinator(
                 // Rank 0's own worker has finished; the other ranks may still report.
                 Err(_) => own_inbox = crossbeam_channel::never(),
             },
-            recv(outgoing) -> message => match message {
-                Ok((0, bytes)) => {
+            recv(outgoing) -> message => {
+                match message {
                     // A worker that has ended no longer takes messages.
-                    let _ = own.send(0, bytes);
+                    Ok((0, bytes)) => drop(own.send(0, bytes)),
+                    Ok((rank, bytes)) => sends.start(&world, rank, bytes),
+                    // The coordinator has let go: dropping `sends` waits for the last of them
+                    // to be received.
+                    Err(_) => return,
                 }
-                Ok((rank, bytes)) => sends.start(&world, rank, bytes),
-                Err(_) => return,
+                // An answer may follow soon: poll for it as the coordinator's wait once did,
+                // from the shortest sleep on.
+                backoff = Backoff::new(RANK0_POLL_MAX);
             },
             default(backoff.next()) => {}
         }
     }
-    // Dropping `sends` waits for the last of them to be received.
 }
 
 /// Sends that do not block. A large MPI message moves only while both sides are inside MPI,
