@@ -91,7 +91,7 @@ pub struct Received {
     pub message: Result<ToCoordinator, TransportError>,
     /// Time decoding took.
     pub decoding: Duration,
-    /// Decoded on a thread beside the coordinator's (rank 0's MPI relay), not on its own.
+    /// Decoded on a thread beside the coordinator's (a relay), not on its own.
     pub beside: bool,
 }
 

@@ -4,15 +4,15 @@
 //! with a rayon pool of its own, linked in-process to the one thread of the process that
 //! calls MPI (`MPI_THREAD_SERIALIZED`), a relay: on rank 0 it also decodes every rank's
 //! messages for the coordinator, which runs on a thread of its own.
-//! Sends never block (see [`Sends`]), so a rank holds its next batch while it works on the
+//! Sends never block (see `Sends`), so a rank holds its next batch while it works on the
 //! current one. Nobody busy-waits as MPI would: between probes a relay sleeps for a time
-//! that doubles while nothing comes, from [`POLL_MIN`] up to [`RANK0_POLL_MAX`] on
-//! rank 0 and [`POLL_MAX`] on the others (which mostly wait out the coordinator's NCD); a
+//! that doubles while nothing comes, from `POLL_MIN` up to `RANK0_POLL_MAX` on
+//! rank 0 and `POLL_MAX` on the others (which mostly wait out the coordinator's NCD); a
 //! message from the process's own worker, or on rank 0 from the coordinator, ends the sleep
 //! at once.
 
 use super::local::{self, Hub};
-use super::{Endpoint, Ranks, Received, TransportError};
+use super::{Endpoint, Received, TransportError};
 use crate::oracle::Solvers;
 use crate::sampler::{Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
@@ -92,27 +92,8 @@ impl Job {
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
         let (own, lines) = local::links(1);
-        let (outgoing, to_send) = crossbeam_channel::unbounded();
-        let (arrived, incoming) = crossbeam_channel::unbounded();
-        let ranks = Relayed {
-            ranks: self.size(),
-            outgoing,
-            incoming,
-        };
-        std::thread::scope(|scope| {
-            let relay = std::thread::Builder::new()
-                .name("snapsat-mpi".into())
-                .spawn_scoped(scope, move || relay_for_coordinator(own, to_send, arrived))
-                .map_err(|e| {
-                    SampleError::Distribution(format!("cannot start the MPI relay: {e}"))
-                })?;
-            // The coordinator lets go of `ranks` when it ends; the relay then sends what it
-            // was handed last and ends too.
-            let report = local::coordinate(ranks, lines, threads, run, observer);
-            if relay.join().is_err() {
-                return Err(SampleError::Distribution("the MPI relay panicked".into()));
-            }
-            report
+        local::relayed(own, self.size(), relay_for_coordinator, |ranks| {
+            local::coordinate(ranks, lines, threads, run, observer)
         })
     }
 
@@ -166,33 +147,6 @@ impl Job {
             scope.spawn(|| local::run_rank(line, threads, checker, solvers, interrupt));
             relay(&self.world, &mut hub)
         })
-    }
-}
-
-/// Rank 0's side of the links, as the coordinator sees it: rank 0 is its in-process rank,
-/// rank r > 0 MPI rank r, and every message goes through the relay thread
-/// ([`relay_for_coordinator`]).
-struct Relayed {
-    ranks: usize,
-    outgoing: Sender<(usize, Vec<u8>)>,
-    incoming: Receiver<Received>,
-}
-
-impl Ranks for Relayed {
-    fn ranks(&self) -> usize {
-        self.ranks
-    }
-
-    fn send_to(&mut self, rank: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
-        self.outgoing
-            .send((rank, bytes))
-            .map_err(|_| TransportError::Disconnected)
-    }
-
-    fn next_message(&mut self) -> Result<Received, TransportError> {
-        self.incoming
-            .recv()
-            .map_err(|_| TransportError::Disconnected)
     }
 }
 

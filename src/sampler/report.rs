@@ -123,9 +123,8 @@ pub struct Report {
     pub merge_seconds: f64,
     /// The rounds' `messaging_seconds`, summed.
     pub messaging_seconds: f64,
-    /// Time rank 0's MPI relay spent decoding the ranks' messages, on a thread beside the
-    /// coordinator's (0 in one process, where the coordinator decodes them: in
-    /// `messaging_seconds`).
+    /// Time the relay thread beside the coordinator's (rank 0's under MPI, the in-process
+    /// ranks' with `--ranks`) spent decoding the ranks' messages; 0 with no ranks.
     pub decoding_seconds: f64,
     /// Solver calls by purpose.
     pub solver_calls: SolverCalls,

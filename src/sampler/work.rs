@@ -118,7 +118,7 @@ pub trait Workforce {
     fn messaging(&self) -> Duration;
 
     /// Time a thread beside the coordinator's has spent decoding the ranks' messages so far
-    /// (rank 0's MPI relay), apart from `messaging`.
+    /// (the relay of ranks), apart from `messaging`.
     fn decoding_beside(&self) -> Duration {
         Duration::ZERO
     }
