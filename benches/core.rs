@@ -1,22 +1,29 @@
 //! Criterion benchmarks of the hot paths: parsing, full and incremental verification,
 //! completion by propagation, the delta pool, NCD, and a test's way to the suite (a rank
-//! encoding its verdicts, the coordinator decoding them and admitting their tests). Run with
-//! `cargo bench`; read medians, compare runs made together.
+//! encoding its verdicts, the coordinator decoding them, admitting their tests and merging
+//! whole sharded rounds). Run with `cargo bench`; read medians, compare runs made together.
 // criterion_group! defines a public function without a doc comment.
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use snapsat::assignment::Assignment;
+use snapsat::budget::Budget;
 use snapsat::dimacs::{self, Strictness};
 use snapsat::distribute::protocol::{self, ToCoordinator};
 use snapsat::diversity;
 use snapsat::formula::Cnf;
+use snapsat::oracle::Solvers;
 use snapsat::oracle::Splr;
 use snapsat::propagate::{Propagator, Watches};
-use snapsat::sampler::work::Verdict;
-use snapsat::sampler::{self, SnapConfig, Suite};
+use snapsat::sampler::repair::{Completed, Route};
+use snapsat::sampler::snap::draw::Drawn;
+use snapsat::sampler::snap::shard::ShardPlan;
+use snapsat::sampler::work::{Deliver, RankReport, Task, Verdict, Workforce};
+use snapsat::sampler::{self, SampleError, Sampling, SnapConfig, StopMetric, Suite};
 use snapsat::verify::Checker;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Case study `name` when the case studies are present, else a planted random 3-CNF of
 /// `vars` variables and `clauses` clauses.
@@ -149,6 +156,18 @@ fn benches(c: &mut Criterion) {
         )
     });
 
+    // The coordinator's whole part of a sharded run, merging: 20 rounds of 500 verdicts each
+    // from a workforce that has them ready, timed by the run's own `merge_seconds` (the
+    // wall time of such a run is NCD's, which the coordinator waits for). Divide by 10,100
+    // for a verdict's.
+    c.bench_function("coordinator/merge-20-sharded-rounds", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| merge_time(&checker, &tests, 20, 500))
+                .sum()
+        })
+    });
+
     let projection = cnf.projection();
     let mut group = c.benchmark_group("ncd");
     group.sample_size(10);
@@ -156,6 +175,111 @@ fn benches(c: &mut Criterion) {
         b.iter(|| diversity::suite_ncd(black_box(&tests), &projection, diversity::DEFAULT_REMOVALS))
     });
     group.finish();
+}
+
+/// Ranks whose verdicts are ready at once: new tests made from `tests`, each distinct.
+struct Ready {
+    verdicts: std::vec::IntoIter<Verdict>,
+    per_round: usize,
+}
+
+impl Ready {
+    fn new(tests: &[Assignment], count: usize, per_round: usize) -> Self {
+        let verdicts: Vec<Verdict> = (0..count)
+            .map(|i| {
+                let mut test = tests[i % tests.len()].clone();
+                // The variable `i / tests.len()` flipped: a test of its own.
+                let at = (i / tests.len()) % test.len();
+                test.set(at, !test.get(at));
+                let fingerprint = test.fingerprint();
+                Verdict::Completed {
+                    done: Completed {
+                        test,
+                        route: Route::Solver,
+                        solver_calls: 1,
+                        kept: 0,
+                        fresh: false,
+                    },
+                    fingerprint,
+                }
+            })
+            .collect();
+        Ready {
+            verdicts: verdicts.into_iter(),
+            per_round,
+        }
+    }
+
+    fn deliver(&mut self, count: usize, deliver: &mut Deliver) -> Result<(), SampleError> {
+        for verdict in self.verdicts.by_ref().take(count) {
+            deliver(verdict)?;
+        }
+        Ok(())
+    }
+}
+
+impl Workforce for Ready {
+    fn run(
+        &mut self,
+        _: &[Assignment],
+        tasks: Vec<Task>,
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
+        self.deliver(tasks.len(), deliver)
+    }
+
+    fn shard(&mut self, _: &ShardPlan, _: &[Assignment]) -> Result<(), SampleError> {
+        Ok(())
+    }
+
+    fn run_shards(&mut self, _: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError> {
+        let per_round = self.per_round;
+        self.deliver(per_round, deliver)?;
+        Ok(Drawn::default())
+    }
+
+    fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
+        Ok(Vec::new())
+    }
+
+    fn messaging(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn busy(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// The merging time of a sharded run of `rounds` rounds of `per_round` ready verdicts (after
+/// 100 initial solutions), its tests handed to an observer that drops them.
+fn merge_time(
+    checker: &Checker,
+    tests: &[Assignment],
+    rounds: usize,
+    per_round: usize,
+) -> Duration {
+    let config = SnapConfig {
+        sharded: true,
+        min_improvement: 0.0,
+        stop_metric: StopMetric::Information,
+        max_rounds: Some(rounds),
+        ..Default::default()
+    };
+    let mut ready = Ready::new(tests, 100 + rounds * per_round, per_round);
+    let stop = AtomicBool::new(false);
+    let run = Sampling {
+        checker,
+        solvers: Solvers::splr(),
+        config: &config,
+        resumed: &[],
+        interrupt: &stop,
+    };
+    let mut observer = |_: &Assignment| Ok(());
+    let report = sampler::sample_with(&mut ready, &run, Budget::unlimited(), &mut observer)
+        .expect("a run of ready verdicts");
+    assert_eq!(report.distinct_tests, 100 + rounds * per_round);
+    Duration::from_secs_f64(report.merge_seconds)
 }
 
 criterion_group!(core, benches);
