@@ -8,6 +8,8 @@
 //! more of them and none waits for a round trip between batches.
 //! Messages are [`protocol`] types encoded with bincode and sent as byte buffers over an
 //! [`Endpoint`]: crossbeam channels ([`local`]) or MPI (the `mpi` module, with `--features mpi`).
+//! The coordinator's side of them is [`Ranks`]: a relay thread carries its messages and
+//! decodes the ranks' ([`local::relayed`]), so its own thread only merges.
 
 pub mod launch;
 pub mod local;
