@@ -94,7 +94,8 @@ impl Endpoint for Hub {
     }
 }
 
-/// In one process the coordinator decodes its ranks' messages itself.
+/// Tests drive a coordinator over the ranks' channel itself, decoding on its thread.
+#[cfg(test)]
 impl Ranks for Hub {
     fn ranks(&self) -> usize {
         self.to_ranks.len()
@@ -106,7 +107,7 @@ impl Ranks for Hub {
 
     fn next_message(&mut self) -> Result<Received, TransportError> {
         let (rank, bytes) = self.receive()?;
-        Ok(Received::decode(rank, bytes, false))
+        Ok(Received::decode(rank, bytes))
     }
 }
 
@@ -261,7 +262,7 @@ fn relay(hub: Hub, outgoing: Receiver<(usize, Vec<u8>)>, arrived: Sender<Receive
                     // A coordinator that has gone no longer reads; its side's end is seen
                     // below.
                     if let Some(to) = &arrived {
-                        let _ = to.send(Received::decode(rank, bytes, true));
+                        let _ = to.send(Received::decode(rank, bytes));
                     }
                 }
                 // Every rank has ended: so does the coordinator's wait for them (as when it
@@ -399,7 +400,6 @@ mod tests {
             line.send(0, ready.clone()).unwrap();
             let received = side.next_message().unwrap();
             assert_eq!((received.rank, received.size), (1, ready.len()));
-            assert!(received.beside);
             assert!(matches!(
                 received.message,
                 Ok(ToCoordinator::Ready { threads: 3 })

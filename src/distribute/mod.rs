@@ -83,7 +83,7 @@ pub trait Ranks {
     fn next_message(&mut self) -> Result<Received, TransportError>;
 }
 
-/// A message from a rank, decoded by the thread that received it.
+/// A message from a rank, decoded by the relay that received it.
 pub struct Received {
     /// The rank it came from.
     pub rank: usize,
@@ -91,15 +91,13 @@ pub struct Received {
     pub size: usize,
     /// The message, or why its bytes are not one.
     pub message: Result<ToCoordinator, TransportError>,
-    /// Time decoding took.
+    /// Time decoding took the relay.
     pub decoding: Duration,
-    /// Decoded on a thread beside the coordinator's (a relay), not on its own.
-    pub beside: bool,
 }
 
 impl Received {
-    /// `bytes` from `rank` decoded on this thread, `beside` the coordinator's or not.
-    pub fn decode(rank: usize, bytes: Vec<u8>, beside: bool) -> Self {
+    /// `bytes` from `rank`, decoded on this thread.
+    pub fn decode(rank: usize, bytes: Vec<u8>) -> Self {
         let started = Instant::now();
         let message = protocol::decode(&bytes);
         Received {
@@ -107,7 +105,6 @@ impl Received {
             size: bytes.len(),
             message,
             decoding: started.elapsed(),
-            beside,
         }
     }
 }
@@ -141,9 +138,9 @@ pub struct Coordinator<'a, E: Ranks> {
     fixed_shares: bool,
     /// The ranks' time on batches so far, as they reported it.
     busy: Duration,
-    /// Time encoding, sending and decoding messages (not waiting for them).
+    /// Time encoding and sending messages.
     messaging: Duration,
-    /// Time decoding messages on a thread beside the coordinator's.
+    /// The relay's time decoding the ranks' messages, beside the coordinator's thread.
     decoding_beside: Duration,
 }
 
@@ -235,13 +232,8 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
             size,
             message,
             decoding,
-            beside,
         } = self.endpoint.next_message()?;
-        if beside {
-            self.decoding_beside += decoding;
-        } else {
-            self.messaging += decoding;
-        }
+        self.decoding_beside += decoding;
         let state = self
             .ranks
             .get_mut(rank)

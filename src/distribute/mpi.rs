@@ -172,14 +172,14 @@ fn relay_for_coordinator(
             let (bytes, status) = probed.matched_receive_vec::<u8>();
             let rank = status.source_rank() as usize;
             // A coordinator that has gone no longer reads; its side's end is seen below.
-            let _ = arrived.send(Received::decode(rank, bytes, true));
+            let _ = arrived.send(Received::decode(rank, bytes));
             backoff = Backoff::new(RANK0_POLL_MAX);
             continue;
         }
         crossbeam_channel::select! {
             recv(own_inbox) -> message => match message {
                 Ok((_, bytes)) => {
-                    let _ = arrived.send(Received::decode(0, bytes, true));
+                    let _ = arrived.send(Received::decode(0, bytes));
                     backoff = Backoff::new(RANK0_POLL_MAX);
                 }
                 // Rank 0's own worker has finished; the other ranks may still report.

@@ -72,8 +72,9 @@ pub struct RoundStats {
     /// The part of `coordinator_seconds` spent merging verdicts, which goes on while ranks
     /// work: past `work_seconds / merge_seconds` ranks it alone outlasts their work.
     pub merge_seconds: f64,
-    /// The part of `coordinator_seconds` spent encoding and decoding messages to and from
-    /// the ranks (0 in one process), which also goes on while they work.
+    /// The part of `coordinator_seconds` spent encoding and sending messages to the ranks
+    /// (0 in one process), which also goes on while they work; their messages are decoded
+    /// beside it (`Report::decoding_seconds`).
     pub messaging_seconds: f64,
 }
 

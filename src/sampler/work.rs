@@ -113,8 +113,8 @@ pub trait Workforce {
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
 
-    /// Time this side has spent encoding and decoding messages to and from the ranks so
-    /// far: the coordinator's own work, though it happens while tasks run.
+    /// Time this side has spent encoding and sending messages to the ranks so far: the
+    /// coordinator's own work, though it happens while tasks run.
     fn messaging(&self) -> Duration;
 
     /// Time a thread beside the coordinator's has spent decoding the ranks' messages so far

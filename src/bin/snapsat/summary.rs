@@ -166,7 +166,7 @@ fn summarize(r: &Report, writer_seconds: f64) {
         r.ncd_variables
     );
     say!(
-        "snapsat: coordinator {:.3} s ({:.3} s of it merging verdicts, {:.3} s messages), ranks on tasks {:.3} s: work/coordinator {:.1} (ranks the run can use before the coordinator bounds it)",
+        "snapsat: coordinator {:.3} s ({:.3} s of it merging verdicts, {:.3} s sending messages), ranks on tasks {:.3} s: work/coordinator {:.1} (ranks the run can use before the coordinator bounds it)",
         r.coordinator_seconds,
         r.merge_seconds,
         r.messaging_seconds,

@@ -165,7 +165,7 @@ impl Snap<'_> {
             Work::Tasks { .. } => None,
             Work::Shards => Some(workforce.run_shards(number, &mut deliver)?),
         };
-        // Encoding and decoding messages is the coordinator's work, not the ranks'.
+        // Encoding and sending messages is the coordinator's work, not the ranks'.
         let messaged = (workforce.messaging() - messaging).as_secs_f64();
         stats.messaging_seconds = messaged;
         let working = t.elapsed().as_secs_f64() - messaged;
