@@ -56,11 +56,6 @@ fn numbered_links(numbers: impl IntoIterator<Item = usize>) -> (Hub, Vec<Line>) 
 }
 
 impl Hub {
-    /// Where the ranks' messages arrive, for a thread that waits on other channels too.
-    pub fn inbox(&self) -> &Receiver<(usize, Vec<u8>)> {
-        &self.inbox
-    }
-
     /// The next message if one arrives within `wait`.
     pub fn receive_within(
         &mut self,
@@ -185,29 +180,32 @@ pub fn sample(
     observer: &mut dyn Observer,
 ) -> Result<Report, SampleError> {
     let (hub, lines) = links(ranks.max(1));
-    let ranks = hub.to_ranks.len();
-    relayed(hub, ranks, relay, |relayed| {
+    relayed(hub, ranks.max(1), relay, |relayed| {
         coordinate(relayed, lines, threads, run, observer)
     })
 }
 
-/// The coordinator's side of links whose messages a relay thread carries (see [`relayed`]):
-/// it hands the relay encoded messages and takes the ranks' decoded.
+/// The coordinator's side of links whose messages to it a relay thread receives and decodes
+/// (see [`relayed`]): it sends to the ranks of this process itself, to the others (MPI's)
+/// through the relay.
 pub struct Relayed {
-    ranks: usize,
+    /// The channel to each rank of this process; `None` for a rank only the relay reaches.
+    local: Vec<Option<Sender<Vec<u8>>>>,
     outgoing: Sender<(usize, Vec<u8>)>,
     incoming: Receiver<Received>,
 }
 
 impl Ranks for Relayed {
     fn ranks(&self) -> usize {
-        self.ranks
+        self.local.len()
     }
 
     fn send_to(&mut self, rank: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
-        self.outgoing
-            .send((rank, bytes))
-            .map_err(|_| TransportError::Disconnected)
+        let sent = match &self.local[rank] {
+            Some(to) => to.send(bytes).is_ok(),
+            None => self.outgoing.send((rank, bytes)).is_ok(),
+        };
+        sent.then_some(()).ok_or(TransportError::Disconnected)
     }
 
     fn next_message(&mut self) -> Result<Received, TransportError> {
@@ -218,27 +216,32 @@ impl Ranks for Relayed {
 }
 
 /// Runs `coordinate` on this thread with the coordinator's side of links to `ranks` ranks,
-/// and `relay` on a thread of its own, carrying every message between that side and `hub`
-/// (and beyond it: MPI) and decoding the ranks' messages, so the coordinator's thread only
-/// merges their verdicts. Decoding had been nearly half of its time on 70.sk_3_40 (3.5 of
-/// 8 ms as a one-rank MPI job). The relay ends once the coordinator lets go of its side.
+/// the first of them behind `hub`, and `relay` on a thread of its own: it receives the
+/// messages of `hub`'s ranks (and beyond them, MPI's) and decodes them, so the coordinator's
+/// thread only merges their verdicts, and it sends what the coordinator hands it for ranks
+/// beyond `hub`. Decoding had been nearly half of the coordinator's time on 70.sk_3_40 (3.5
+/// of 8 ms as a one-rank MPI job). `hub`'s ranks the coordinator reaches itself: through
+/// the relay too, a one-rank MPI job took 3% longer (two more thread hops a round).
 pub fn relayed<T>(
     hub: Hub,
     ranks: usize,
-    relay: impl FnOnce(Hub, Receiver<(usize, Vec<u8>)>, Sender<Received>) + Send,
+    relay: impl FnOnce(Receiver<(usize, Vec<u8>)>, Receiver<(usize, Vec<u8>)>, Sender<Received>) + Send,
     coordinate: impl FnOnce(Relayed) -> Result<T, SampleError>,
 ) -> Result<T, SampleError> {
+    let Hub { to_ranks, inbox } = hub;
     let (outgoing, to_send) = crossbeam_channel::unbounded();
     let (arrived, incoming) = crossbeam_channel::unbounded();
+    let mut local: Vec<Option<Sender<Vec<u8>>>> = to_ranks.into_iter().map(Some).collect();
+    local.resize(ranks.max(local.len()), None);
     let side = Relayed {
-        ranks,
+        local,
         outgoing,
         incoming,
     };
     std::thread::scope(|scope| {
         let relay = std::thread::Builder::new()
             .name("snapsat-relay".into())
-            .spawn_scoped(scope, move || relay(hub, to_send, arrived))
+            .spawn_scoped(scope, move || relay(inbox, to_send, arrived))
             .map_err(|e| SampleError::Distribution(format!("cannot start the relay: {e}")))?;
         let result = coordinate(side);
         if relay.join().is_err() {
@@ -249,33 +252,19 @@ pub fn relayed<T>(
 }
 
 /// The relay of in-process ranks: every rank's messages decoded for the coordinator as they
-/// come, the coordinator's sent on. A batch thread, as the writer's and NCD's are: woken by
-/// every message, it would otherwise take the coordinator's core each time.
-fn relay(hub: Hub, outgoing: Receiver<(usize, Vec<u8>)>, arrived: Sender<Received>) {
+/// come, until every rank has ended (the coordinator's wait for them ends with it, as when it
+/// read their channel itself); none are beyond them (`_remote`). A batch thread, as the
+/// writer's and NCD's are: woken by every message, it would otherwise take the coordinator's
+/// core each time.
+fn relay(
+    inbox: Receiver<(usize, Vec<u8>)>,
+    _remote: Receiver<(usize, Vec<u8>)>,
+    arrived: Sender<Received>,
+) {
     crate::handoff::work_beside_the_coordinator();
-    let Hub { to_ranks, inbox } = hub;
-    let (mut inbox, mut arrived) = (inbox, Some(arrived));
-    loop {
-        crossbeam_channel::select! {
-            recv(inbox) -> message => match message {
-                Ok((rank, bytes)) => {
-                    // A coordinator that has gone no longer reads; its side's end is seen
-                    // below.
-                    if let Some(to) = &arrived {
-                        let _ = to.send(Received::decode(rank, bytes));
-                    }
-                }
-                // Every rank has ended: so does the coordinator's wait for them (as when it
-                // read their channel itself), though it may still send.
-                Err(_) => (inbox, arrived) = (crossbeam_channel::never(), None),
-            },
-            recv(outgoing) -> message => match message {
-                // A rank that has ended no longer takes messages; the coordinator learns
-                // why from its last message.
-                Ok((rank, bytes)) => drop(to_ranks[rank].send(bytes)),
-                Err(_) => return,
-            },
-        }
+    for (rank, bytes) in inbox {
+        // A coordinator that has gone no longer reads; the ranks end with it.
+        let _ = arrived.send(Received::decode(rank, bytes));
     }
 }
 
@@ -388,8 +377,7 @@ mod tests {
     }
 
     /// Through the relay, the ranks' messages come decoded and the coordinator's go out;
-    /// once every rank has ended, the coordinator's wait for them ends (it does not hang),
-    /// though it may still send.
+    /// once every rank has ended, the coordinator's wait for them ends (it does not hang).
     #[test]
     fn the_relay_decodes_for_the_coordinator_and_ends_its_wait_with_the_ranks() {
         let (hub, mut lines) = links(2);
@@ -412,7 +400,8 @@ mod tests {
                 side.next_message(),
                 Err(TransportError::Disconnected)
             ));
-            side.send_to(0, protocol::encode(&ToRank::Finish)).unwrap();
+            // Sending to a rank that has ended fails, as it did with no relay.
+            assert!(side.send_to(0, protocol::encode(&ToRank::Finish)).is_err());
             Ok(())
         })
         .unwrap();

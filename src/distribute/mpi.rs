@@ -151,13 +151,13 @@ impl Job {
 }
 
 /// Rank 0's relay: while the coordinator runs, the one thread of the process that calls MPI.
-/// It receives every rank's messages (rank 0's own worker's through `own`) and decodes them
-/// for the coordinator, whose thread then only merges: decoding had been nearly half of its
-/// time (70.sk_3_40, one rank: 3.5 of 8 ms). It sends what the coordinator hands it
-/// (`outgoing`), and ends once the coordinator has let go of its side, when its last sends
-/// have been received.
+/// It receives every rank's messages (rank 0's own worker's from `own`) and decodes them for
+/// the coordinator, whose thread then only merges: decoding had been nearly half of its time
+/// (70.sk_3_40, one rank: 3.5 of 8 ms). It sends what the coordinator hands it for the other
+/// ranks (`outgoing`), and ends once the coordinator has let go of its side, when its last
+/// sends have been received.
 fn relay_for_coordinator(
-    mut own: Hub,
+    own: Receiver<(usize, Vec<u8>)>,
     outgoing: Receiver<(usize, Vec<u8>)>,
     arrived: Sender<Received>,
 ) {
@@ -165,7 +165,7 @@ fn relay_for_coordinator(
     let world = SimpleCommunicator::world();
     let mut sends = Sends::default();
     let mut backoff = Backoff::new(RANK0_POLL_MAX);
-    let mut own_inbox = own.inbox().clone();
+    let mut own = own;
     loop {
         sends.poll();
         if let Some(probed) = world.any_process().immediate_matched_probe() {
@@ -177,18 +177,16 @@ fn relay_for_coordinator(
             continue;
         }
         crossbeam_channel::select! {
-            recv(own_inbox) -> message => match message {
+            recv(own) -> message => match message {
                 Ok((_, bytes)) => {
                     let _ = arrived.send(Received::decode(0, bytes));
                     backoff = Backoff::new(RANK0_POLL_MAX);
                 }
                 // Rank 0's own worker has finished; the other ranks may still report.
-                Err(_) => own_inbox = crossbeam_channel::never(),
+                Err(_) => own = crossbeam_channel::never(),
             },
             recv(outgoing) -> message => {
                 match message {
-                    // A worker that has ended no longer takes messages.
-                    Ok((0, bytes)) => drop(own.send(0, bytes)),
                     Ok((rank, bytes)) => sends.start(&world, rank, bytes),
                     // The coordinator has let go: dropping `sends` waits for the last of them
                     // to be received.
