@@ -53,6 +53,11 @@ fn interrupt_after(args: &[&str], out: &Path, lines: usize) -> Output {
 }
 
 /// Clause check independent of the library: parse the DIMACS text naively.
+/// The `--stats` file at `path`, parsed.
+fn read_stats(path: impl AsRef<Path>) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 fn satisfies_all(cnf_text: &str, test_line: &str) -> bool {
     let values: std::collections::HashSet<i64> = test_line
         .split_whitespace()
@@ -137,8 +142,7 @@ fn sample_and_verify_within(
     );
     let distinct: std::collections::HashSet<_> = lines.iter().collect();
     assert_eq!(distinct.len(), lines.len(), "duplicate tests");
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    let stats = read_stats(stats);
     assert_eq!(stats["answer"], "suite");
     assert_eq!(
         stats["distinct_tests"].as_u64().unwrap() as usize,
@@ -229,8 +233,7 @@ fn unsatisfiable_formula_exits_20_with_a_message() {
         stats.to_str().unwrap(),
     ]);
     assert_eq!(run.status.code(), Some(20));
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let stats = read_stats(&stats);
     assert_eq!(stats["answer"], "unsat");
     assert_eq!(stats["variables"], 2);
     assert!(stats["wall_seconds"].as_f64().unwrap() >= 0.0);
@@ -368,8 +371,7 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     let spread = run(&["--ranks", "3", "--stats", stats.to_str().unwrap()]);
     assert!(!alone.is_empty());
     assert_eq!(alone, spread);
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    let stats = read_stats(stats);
     assert_eq!(stats["launch"], "in-process-ranks");
     assert_eq!(stats["num_ranks"], 3);
     let ranks = stats["ranks"].as_array().unwrap();
@@ -413,8 +415,7 @@ fn sharded_ranks_write_a_verified_suite_of_their_own_rounds() {
     ]);
     let check = snapsat(&["verify", mid.to_str().unwrap(), out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", stderr(&check));
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    let stats = read_stats(stats);
     assert_eq!(stats["sharded"], true);
     let written = std::fs::read_to_string(&out).unwrap().lines().count();
     assert_eq!(stats["distinct_tests"].as_u64().unwrap() as usize, written);
@@ -460,8 +461,7 @@ fn interrupted_multi_rank_run_resumes_into_the_same_file() {
         stats.to_str().unwrap(),
     ]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    let stats = read_stats(stats);
     assert_eq!(stats["resumed"].as_u64().unwrap() as usize, kept);
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -785,8 +785,7 @@ fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
     assert!(o.status.success(), "{}", stderr(&o));
     let suite = std::fs::read_to_string(p("suite.txt")).unwrap();
     let small = std::fs::read_to_string(p("small.txt")).unwrap();
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p("stats.json")).unwrap()).unwrap();
+    let stats = read_stats(p("stats.json"));
     assert_eq!(stats["small"]["tests"], small.lines().count());
     assert_eq!(stats["small"]["strength"], 3);
     assert_eq!(stats["small"]["pool_tests"], suite.lines().count());
