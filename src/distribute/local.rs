@@ -55,7 +55,17 @@ fn numbered_links(numbers: impl IntoIterator<Item = usize>) -> (Hub, Vec<Line>) 
     (Hub { to_ranks, inbox }, lines)
 }
 
+/// The hub is the coordinator's end of the links only in tests ([`Ranks`] below); otherwise
+/// its ranks' messages go to a relay and the coordinator sends on its channels itself
+/// ([`relayed`]), or an MPI rank's relay thread uses it to reach that rank's worker.
 impl Hub {
+    /// Sends `bytes` to rank `to` (the hub's peer number).
+    pub fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.to_ranks[to]
+            .send(bytes)
+            .map_err(|_| TransportError::Disconnected)
+    }
+
     /// The next message if one arrives within `wait`.
     pub fn receive_within(
         &mut self,
@@ -67,25 +77,11 @@ impl Hub {
             Err(RecvTimeoutError::Disconnected) => Err(TransportError::Disconnected),
         }
     }
-}
 
-impl Endpoint for Hub {
-    fn peers(&self) -> usize {
-        self.to_ranks.len()
-    }
-
-    fn send(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
-        self.to_ranks[to]
-            .send(bytes)
-            .map_err(|_| TransportError::Disconnected)
-    }
-
+    /// Waits for the next message.
+    #[cfg(test)]
     fn receive(&mut self) -> Result<(usize, Vec<u8>), TransportError> {
         self.inbox.recv().map_err(|_| TransportError::Disconnected)
-    }
-
-    fn try_receive(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
-        self.receive_within(Duration::ZERO)
     }
 }
 

@@ -12,7 +12,7 @@
 //! at once.
 
 use super::local::{self, Hub};
-use super::{Endpoint, Received, TransportError};
+use super::{Received, TransportError};
 use crate::oracle::Solvers;
 use crate::sampler::{Observer, Report, SampleError, Sampling};
 use crate::verify::Checker;
