@@ -105,6 +105,25 @@ pub trait Session: Send {
         conflicts: Option<u32>,
     ) -> Answer;
 
+    /// [`Session::solve`] keeping what it can of `assumptions`: those found to fail are
+    /// dropped from it. Here the first set that fails together ends the query, dropped and
+    /// answered as `Refuted`, for the caller to ask again without it; a session may instead
+    /// drop what fails and search on in the same query, answering `Refuted` only when the
+    /// formula itself is unsatisfiable (native: [`crate::refute::Refuter::search_relaxing`]).
+    fn solve_relaxing(
+        &mut self,
+        assumptions: &mut Vec<Lit>,
+        phases: &Assignment,
+        steering: Steering,
+        conflicts: Option<u32>,
+    ) -> Answer {
+        let answer = self.solve(assumptions, phases, steering, conflicts);
+        if let Answer::Refuted(failed) = &answer {
+            assumptions.retain(|lit| !failed.contains(lit));
+        }
+        answer
+    }
+
     /// Queries that reached the solver so far; one answered from what the session remembers
     /// (a known core) did not.
     fn solver_calls(&self) -> u64;

@@ -128,6 +128,48 @@ impl<'a> NativeSession<'a> {
         }
     }
 
+    /// A query; with `drop_failed`, failed assumptions are dropped from `assumptions`
+    /// ([`Session::solve_relaxing`]).
+    fn query(
+        &mut self,
+        assumptions: &mut Vec<Lit>,
+        drop_failed: bool,
+        phases: &Assignment,
+        steering: Steering,
+        conflicts: Option<u32>,
+    ) -> Answer {
+        if self.budget.exhausted() {
+            return Answer::Unknown("time limit".into());
+        }
+        self.calls += 1;
+        self.steer(phases, steering);
+        let limit = conflicts.unwrap_or(u32::MAX);
+        let budget = self.budget;
+        let give_up = || budget.exhausted();
+        let answer = if limit > self.first_turn {
+            let answer = self.long_query(assumptions, phases, limit);
+            if let (true, Answer::Refuted(failed)) = (drop_failed, &answer) {
+                assumptions.retain(|lit| !failed.contains(lit));
+            }
+            answer
+        } else {
+            let found = if drop_failed {
+                self.search.search_relaxing(assumptions, limit, &give_up)
+            } else {
+                self.search.search(assumptions, limit, &give_up)
+            };
+            match found {
+                Found::Model(model) => Answer::Model(model),
+                Found::Refuted(failed) => Answer::Refuted(failed),
+                Found::GaveUp => Answer::Unknown(format!("no answer in {limit} conflicts")),
+            }
+        };
+        if let Answer::Model(model) = &answer {
+            self.last_model = Some(model.clone());
+        }
+        answer
+    }
+
     /// Conflicts the refuter takes in a long query before splr (see `Favour`).
     fn refuter_part(&self) -> u32 {
         if self.favour.splr_first() || self.favour.refuter_gave_up {
@@ -202,29 +244,25 @@ impl Session for NativeSession<'_> {
         steering: Steering,
         conflicts: Option<u32>,
     ) -> Answer {
-        if self.budget.exhausted() {
-            return Answer::Unknown("time limit".into());
-        }
-        self.calls += 1;
-        self.steer(phases, steering);
-        let limit = conflicts.unwrap_or(u32::MAX);
-        let answer = if limit > self.first_turn {
-            self.long_query(assumptions, phases, limit)
-        } else {
-            let budget = self.budget;
-            match self
-                .search
-                .search(assumptions, limit, &|| budget.exhausted())
-            {
-                Found::Model(model) => Answer::Model(model),
-                Found::Refuted(failed) => Answer::Refuted(failed),
-                Found::GaveUp => Answer::Unknown(format!("no answer in {limit} conflicts")),
-            }
-        };
-        if let Answer::Model(model) = &answer {
-            self.last_model = Some(model.clone());
-        }
-        answer
+        self.query(
+            &mut assumptions.to_vec(),
+            false,
+            phases,
+            steering,
+            conflicts,
+        )
+    }
+
+    /// Short queries (every repair's) drop failed assumptions within the search
+    /// ([`Refuter::search_relaxing`]); long ones as any session does.
+    fn solve_relaxing(
+        &mut self,
+        assumptions: &mut Vec<Lit>,
+        phases: &Assignment,
+        steering: Steering,
+        conflicts: Option<u32>,
+    ) -> Answer {
+        self.query(assumptions, true, phases, steering, conflicts)
     }
 
     fn solver_calls(&self) -> u64 {

@@ -35,7 +35,8 @@ const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// 782 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 699 against 675:
 /// `results/engine-hard-session8`).
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
-/// How often a session repair frees the failed kept bits and asks again.
+/// How often a session repair asks again: after freeing the failed kept bits (cadical), or
+/// half of them when a query reaches its conflict limit.
 const MAX_SESSION_ATTEMPTS: usize = 8;
 /// One variable in this many outside the independent support is steered too, along with the
 /// support, when a fresh solution's search is steered on the support: the others follow the
@@ -250,8 +251,10 @@ impl<'a> Completer<'a> {
     }
 
     /// Repair with a session: the kept bits as assumptions and the candidate's values as
-    /// phases. A refutation frees exactly the failed kept bits; a query that hits its
-    /// conflict limit (the lane's `limit`) frees half of them.
+    /// phases. Kept bits that fail are freed ([`Session::solve_relaxing`]: exactly the
+    /// failed ones, or with native sessions each one found false under the kept bits placed
+    /// before it, alone); a query that hits its conflict limit (the lane's `limit`) frees
+    /// half of them.
     fn repair_in_session(
         &self,
         lane: &mut Lane,
@@ -265,7 +268,12 @@ impl<'a> Completer<'a> {
             if self.expired() {
                 return Err(Failure::Unknown("time limit reached".into()));
             }
-            let answer = session.solve(&kept, candidate, Steering::All, Some(limit.conflicts()));
+            let answer = session.solve_relaxing(
+                &mut kept,
+                candidate,
+                Steering::All,
+                Some(limit.conflicts()),
+            );
             limit.record(matches!(answer, Answer::Unknown(_)));
             match answer {
                 Answer::Model(test) => {
@@ -274,7 +282,8 @@ impl<'a> Completer<'a> {
                     return Ok(done);
                 }
                 Answer::Refuted(failed) if failed.is_empty() => return Err(Failure::Unsat),
-                Answer::Refuted(failed) => kept.retain(|l| !failed.contains(l)),
+                // Dropped from `kept` already.
+                Answer::Refuted(_) => {}
                 Answer::Unknown(_) if !kept.is_empty() => kept.truncate(kept.len() / 2),
                 Answer::Unknown(_) => break,
             }
