@@ -702,6 +702,25 @@ mod tests {
         assert_eq!(limit.conflicts(), REPAIR_CONFLICTS);
     }
 
+    /// A native repair whose kept bits fail as a pair frees the later one alone, in one
+    /// query: asked again without the pair, it kept neither and took two.
+    #[test]
+    fn a_native_repair_frees_one_bit_of_a_failed_pair_in_one_query() {
+        use crate::oracle::{native::Native, SessionBackend};
+        // x1 → x2 → x3, ¬x3 ∨ ¬x4: x4 is false once x1 is placed.
+        let cnf = chain();
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut lane = Lane::new(Native.open(&cnf, Budget::unlimited()).unwrap());
+        let candidate = Assignment::from_bit_string("10010").unwrap();
+        let done = completer
+            .repair_in_session(&mut lane, &candidate, vec![1, 4], 0)
+            .unwrap();
+        assert!(checker.satisfies(&done.test));
+        assert_eq!(done.test.to_bit_string(), "11100");
+        assert_eq!((done.kept, done.solver_calls), (1, 1));
+    }
+
     /// A query refuted from the session's remembered cores is not a solver call.
     #[cfg(feature = "cadical")]
     #[test]
