@@ -118,9 +118,7 @@ pub trait Session: Send {
         conflicts: Option<u32>,
     ) -> Answer {
         let answer = self.solve(assumptions, phases, steering, conflicts);
-        if let Answer::Refuted(failed) = &answer {
-            assumptions.retain(|lit| !failed.contains(lit));
-        }
+        drop_refuted(assumptions, &answer);
         answer
     }
 
@@ -157,6 +155,13 @@ impl Solvers<'static> {
             sessions: None,
             lanes: 1,
         }
+    }
+}
+
+/// Drops from `assumptions` those `answer` names as failing together, if it is a refutation.
+fn drop_refuted(assumptions: &mut Vec<Lit>, answer: &Answer) {
+    if let Answer::Refuted(failed) = answer {
+        assumptions.retain(|lit| !failed.contains(lit));
     }
 }
 

@@ -10,7 +10,8 @@
 //! part.
 
 use super::{
-    Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr, Steering,
+    drop_refuted, Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr,
+    Steering,
 };
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -148,8 +149,8 @@ impl<'a> NativeSession<'a> {
         let give_up = || budget.exhausted();
         let answer = if limit > self.first_turn {
             let answer = self.long_query(assumptions, phases, limit);
-            if let (true, Answer::Refuted(failed)) = (drop_failed, &answer) {
-                assumptions.retain(|lit| !failed.contains(lit));
+            if drop_failed {
+                drop_refuted(assumptions, &answer);
             }
             answer
         } else {
