@@ -574,10 +574,11 @@ impl Refuter {
     /// took 0.76-0.91x the time (sort.sk_8_52, isolateRightmost, doublyLinkedList.sk_8_37,
     /// enqueueSeqSK.sk_10_42; 0.97x over the 27, geometric mean). Where more kept bits leave
     /// a harder search, runs took longer: blasted_squaring16 1.74x (still a fifth of CMSGen's
-    /// time), and isolateRightmost 1.31x on one seed of three. Keeping each bit on a level of
-    /// its own makes a conflict below them place them all again; all on one level instead,
-    /// each bit dropped on a conflict there placed the rest again, and isolateRightmost took
-    /// twice as long.
+    /// time), and isolateRightmost 1.31x on one seed of three. Each bit is on a level of its
+    /// own, so a conflict that goes back below some places those above again (on
+    /// blasted_squaring16, 85 placements a repair for 44 kept bits); with all on one level, a
+    /// bit dropped on a conflict there placed the rest again, and isolateRightmost took twice
+    /// as long.
     pub fn search_relaxing(
         &mut self,
         assumptions: &mut Vec<Lit>,
