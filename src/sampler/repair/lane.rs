@@ -253,8 +253,8 @@ impl<'a> Completer<'a> {
     /// Repair with a session: the kept bits as assumptions and the candidate's values as
     /// phases. Kept bits that fail are freed ([`Session::solve_relaxing`]: exactly the
     /// failed ones, or with native sessions each one found false under the kept bits placed
-    /// before it, alone); a query that hits its conflict limit (the lane's `limit`) frees
-    /// half of them.
+    /// before it, alone, and past 16 conflicts with those it failed with); a query that hits
+    /// its conflict limit (the lane's `limit`) frees half of them.
     fn repair_in_session(
         &self,
         lane: &mut Lane,
