@@ -197,6 +197,7 @@ impl Ready {
                         test,
                         route: Route::Solver,
                         solver_calls: 1,
+                        asked: 0,
                         kept: 0,
                         fresh: false,
                     },

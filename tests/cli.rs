@@ -160,6 +160,11 @@ fn shipped_example_gives_a_verified_suite() {
     // The suite is written on a thread of its own, whose time is measured beside the
     // coordinator's.
     assert!(stats["writer_seconds"].as_f64().unwrap() > 0.0);
+    // Repairs count the delta bits they were asked to keep, and those their tests have.
+    let asked = stats["delta_bits_asked"].as_u64().unwrap();
+    let kept = stats["delta_bits_kept"].as_u64().unwrap();
+    assert!(stats["repaired"].as_u64().unwrap() > 0);
+    assert!(0 < kept && kept <= asked, "{kept} of {asked}");
 }
 
 #[test]

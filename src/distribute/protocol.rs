@@ -156,6 +156,7 @@ mod tests {
                         test: test.clone(),
                         route: Route::Solver,
                         solver_calls: 2,
+                        asked: 4,
                         kept: 3,
                         fresh: false,
                     },
@@ -177,7 +178,7 @@ mod tests {
         assert_eq!(batch, 7);
         assert!(matches!(&verdicts[0], Verdict::Valid { test: t, fingerprint: 17 } if *t == test));
         assert!(matches!(&verdicts[1],
-            Verdict::Completed { done, fingerprint: 18 } if done.test == test && done.kept == 3));
+            Verdict::Completed { done, fingerprint: 18 } if done.test == test && (done.asked, done.kept) == (4, 3)));
         assert!(matches!(&verdicts[2], Verdict::Failed(Failure::Unknown(w)) if w == "time"));
         assert!(matches!(verdicts[3], Verdict::Skipped));
         assert!(matches!(verdicts[4], Verdict::Invalid));

@@ -150,6 +150,12 @@ pub struct Report {
     pub dropped_seconds: f64,
     /// Repairs that had to drop every kept bit and take a fresh solution.
     pub fresh_fallbacks: u64,
+    /// The delta bits repairs were asked to keep (on the independent support, where the
+    /// formula names one), summed over the repaired candidates.
+    pub delta_bits_asked: u64,
+    /// Those the repaired tests have (kept as asked, or taken again as the candidate's values
+    /// once freed): how much of Step 3b's mutation survives repair.
+    pub delta_bits_kept: u64,
     /// Completed tests already in the suite.
     pub duplicates: u64,
     /// Completed tests that failed the final check of every clause and were not written

@@ -577,6 +577,7 @@ mod tests {
                 test: Assignment::from_bit_string(&format!("{head:0<40}")).unwrap(),
                 route: Route::Solver,
                 solver_calls: 1,
+                asked: 0,
                 kept: 0,
                 fresh: false,
             })
@@ -604,6 +605,7 @@ mod tests {
             test: Assignment::from_bit_string("01").unwrap(),
             route: Route::Solver,
             solver_calls: 1,
+            asked: 0,
             kept: 0,
             fresh: false,
         });

@@ -188,8 +188,18 @@ fn summarize(r: &Report, writer_seconds: f64) {
         r.work_seconds / r.seconds.ncd.max(1e-9),
         r.work_seconds / writer_seconds.max(1e-9)
     );
+    let kept = if r.delta_bits_asked > 0 {
+        format!(
+            " (keeping {:.1}% of the delta bits asked, {} of {})",
+            100.0 * r.delta_bits_kept as f64 / r.delta_bits_asked as f64,
+            r.delta_bits_kept,
+            r.delta_bits_asked
+        )
+    } else {
+        String::new()
+    };
     say!(
-        "snapsat: {} candidates, {:.1}% valid before repair, {} repaired, {} failed repairs; solver calls: {} generate, {} repair",
+        "snapsat: {} candidates, {:.1}% valid before repair, {} repaired{kept}, {} failed repairs; solver calls: {} generate, {} repair",
         r.candidates,
         r.valid_before_repair_percent,
         r.repaired,

@@ -3,7 +3,7 @@
 //! that decide, per lane, whether propagation is tried first and how long a query may search.
 //! Counts, not times, decide here, so the suite stays a function of the seed and the lanes.
 
-use super::{surviving, Completed, Completer, Failure};
+use super::{Completed, Completer, Failure};
 use crate::assignment::Assignment;
 use crate::formula::Lit;
 use crate::oracle::{Answer, Session, Steering};
@@ -200,10 +200,8 @@ impl<'a> Completer<'a> {
         candidate: &Assignment,
         seed: u64,
     ) -> Result<Completed, Failure> {
-        if let Some(mut done) =
-            self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
+        if let Some(done) = self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
         {
-            done.kept = surviving(&kept, &done.test);
             return Ok(done);
         }
         self.repair_in_session(lane, candidate, kept, seed)
@@ -277,9 +275,7 @@ impl<'a> Completer<'a> {
             limit.record(matches!(answer, Answer::Unknown(_)));
             match answer {
                 Answer::Model(test) => {
-                    let mut done = Self::solved(test, calls_since(session, calls_before));
-                    done.kept = kept.len();
-                    return Ok(done);
+                    return Ok(Self::solved(test, calls_since(session, calls_before)))
                 }
                 Answer::Refuted(failed) if failed.is_empty() => return Err(Failure::Unsat),
                 // Dropped from `kept` already.
@@ -717,8 +713,8 @@ mod tests {
             .repair_in_session(&mut lane, &candidate, vec![1, 4], 0)
             .unwrap();
         assert!(checker.satisfies(&done.test));
-        assert_eq!(done.test.to_bit_string(), "11100");
-        assert_eq!((done.kept, done.solver_calls), (1, 1));
+        assert_eq!(done.test.to_bit_string(), "11100", "x1 kept, x4 freed");
+        assert_eq!(done.solver_calls, 1);
     }
 
     /// A query refuted from the session's remembered cores is not a solver call.

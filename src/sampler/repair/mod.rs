@@ -59,7 +59,11 @@ pub struct Completed {
     pub route: Route,
     /// Solver calls it took.
     pub solver_calls: u32,
-    /// Repair only: kept bits (of the delta) that survived into the test.
+    /// Repair only: the delta's bits the repair was asked to keep (those on the independent
+    /// support, where the formula names one).
+    pub asked: usize,
+    /// Repair only: how many of them the test has, kept as asked or taken again as the
+    /// candidate's values once freed.
     pub kept: usize,
     /// Repair only: the kept bits were all dropped and a fresh solution taken instead.
     pub fresh: bool,
@@ -209,6 +213,7 @@ impl<'a> Completer<'a> {
             test,
             route: Route::Solver,
             solver_calls,
+            asked: 0,
             kept: 0,
             fresh: false,
         }
@@ -250,9 +255,25 @@ impl<'a> Completer<'a> {
             kept = dependent;
         }
         kept.shuffle(&mut rng);
-        if let Some(lane) = lane {
-            return self.repair_in_lane(prop, lane, kept, candidate, rng.gen());
-        }
+        let asked = kept.clone();
+        let mut done = match lane {
+            Some(lane) => self.repair_in_lane(prop, lane, kept, candidate, rng.gen()),
+            None => self.repair_by_halving(prop, kept, candidate, &mut rng),
+        }?;
+        done.asked = asked.len();
+        done.kept = surviving(&asked, &done.test);
+        Ok(done)
+    }
+
+    /// [`Completer::repair`] without a solver lane: the kept bits that the refuter or the
+    /// solver refutes, or that the solver cannot settle quickly, are freed by half.
+    fn repair_by_halving(
+        &self,
+        prop: &mut Option<Propagator<'a>>,
+        mut kept: Vec<Lit>,
+        candidate: &Assignment,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Completed, Failure> {
         let (mut solver_calls, mut halvings) = (0, 0);
         // The last attempt keeps no bit but still prefers the candidate's values.
         for _ in 0..=MAX_HALVINGS + 1 {
@@ -261,11 +282,8 @@ impl<'a> Completer<'a> {
             match self.repair_attempt(thread_prop, &kept, candidate, rng.gen(), budget) {
                 Ok(mut done) => {
                     done.solver_calls += solver_calls;
-                    done.kept = surviving(&kept, &done.test);
                     return Ok(done);
                 }
-                // Kept bits that the refuter or the solver refutes, or that the solver cannot
-                // settle quickly, are freed by half.
                 Err((_, calls)) if !kept.is_empty() && !self.remaining().is_zero() => {
                     solver_calls += calls;
                     halvings += 1;
@@ -363,6 +381,7 @@ impl<'a> Completer<'a> {
             test: prop.to_assignment(preferred),
             route: Route::Propagation,
             solver_calls: 0,
+            asked: 0,
             kept: 0,
             fresh: false,
         })
@@ -537,7 +556,7 @@ mod tests {
             .repair(&mut prop, None, &candidate, &delta, 7)
             .unwrap();
         assert_eq!(done.test.to_bit_string(), "11101");
-        assert_eq!(done.kept, 1);
+        assert_eq!((done.asked, done.kept), (1, 1));
         assert!(!done.fresh);
     }
 
@@ -554,7 +573,11 @@ mod tests {
             .repair(&mut prop, None, &candidate, &delta, 1)
             .unwrap();
         assert!(checker.satisfies(&done.test));
-        assert_eq!(done.kept, 1);
+        assert_eq!(
+            (done.asked, done.kept),
+            (2, 1),
+            "one of the two delta bits survives"
+        );
     }
 
     #[test]

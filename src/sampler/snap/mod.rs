@@ -205,6 +205,8 @@ impl<'a> Snap<'a> {
                 dropped_candidates: 0,
                 dropped_seconds: 0.0,
                 fresh_fallbacks: 0,
+                delta_bits_asked: 0,
+                delta_bits_kept: 0,
                 duplicates: 0,
                 invalid_dropped: 0,
                 ncd_variables: projection.len(),

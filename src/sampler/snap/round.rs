@@ -229,6 +229,8 @@ impl Snap<'_> {
                 stats.repaired += 1;
                 self.note_completion(&done, false);
                 self.report.fresh_fallbacks += u64::from(done.fresh);
+                self.report.delta_bits_asked += done.asked as u64;
+                self.report.delta_bits_kept += done.kept as u64;
                 if let Some(test) = self.admit(done.test, fingerprint, observer)? {
                     // A sharded run's ranks keep their own samples.
                     if !self.config.sharded {
