@@ -604,11 +604,10 @@ impl Refuter {
         max_conflicts: u32,
         give_up: &dyn Fn() -> bool,
     ) -> Found {
-        let mut kept = Cow::Borrowed(&assumptions[..]);
+        // Owned already: a drop takes the assumptions' own vector, not a copy.
+        let mut kept = Cow::Owned(std::mem::take(assumptions));
         let ended = self.run(&mut kept, true, max_conflicts, give_up);
-        if let Cow::Owned(kept) = kept {
-            *assumptions = kept;
-        }
+        *assumptions = kept.into_owned();
         self.found(ended)
     }
 

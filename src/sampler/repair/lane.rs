@@ -196,15 +196,15 @@ impl<'a> Completer<'a> {
         &self,
         prop: &mut Option<Propagator<'a>>,
         lane: &mut Lane,
-        kept: Vec<Lit>,
+        kept: &[Lit],
         candidate: &Assignment,
         seed: u64,
     ) -> Result<Completed, Failure> {
-        if let Some(done) = self.propagation_first(prop, lane, &kept, candidate, REPAIR_OPEN_SHARE)
-        {
+        if let Some(done) = self.propagation_first(prop, lane, kept, candidate, REPAIR_OPEN_SHARE) {
             return Ok(done);
         }
-        self.repair_in_session(lane, candidate, kept, seed)
+        // The session frees kept bits from its own copy.
+        self.repair_in_session(lane, candidate, kept.to_vec(), seed)
     }
 
     /// A fresh solution through `lane`: greedy completion along `preferred` first where the

@@ -255,13 +255,12 @@ impl<'a> Completer<'a> {
             kept = dependent;
         }
         kept.shuffle(&mut rng);
-        let asked = kept.clone();
         let mut done = match lane {
-            Some(lane) => self.repair_in_lane(prop, lane, kept, candidate, rng.gen()),
-            None => self.repair_by_halving(prop, kept, candidate, &mut rng),
+            Some(lane) => self.repair_in_lane(prop, lane, &kept, candidate, rng.gen()),
+            None => self.repair_by_halving(prop, &kept, candidate, &mut rng),
         }?;
-        done.asked = asked.len();
-        done.kept = surviving(&asked, &done.test);
+        done.asked = kept.len();
+        done.kept = surviving(&kept, &done.test);
         Ok(done)
     }
 
@@ -270,10 +269,11 @@ impl<'a> Completer<'a> {
     fn repair_by_halving(
         &self,
         prop: &mut Option<Propagator<'a>>,
-        mut kept: Vec<Lit>,
+        kept: &[Lit],
         candidate: &Assignment,
         rng: &mut ChaCha8Rng,
     ) -> Result<Completed, Failure> {
+        let mut kept = kept.to_vec();
         let (mut solver_calls, mut halvings) = (0, 0);
         // The last attempt keeps no bit but still prefers the candidate's values.
         for _ in 0..=MAX_HALVINGS + 1 {
