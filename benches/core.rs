@@ -212,9 +212,7 @@ impl Ready {
     }
 
     fn deliver(&mut self, count: usize, deliver: &mut Deliver) -> Result<(), SampleError> {
-        for verdict in self.verdicts.by_ref().take(count) {
-            deliver(verdict)?;
-        }
+        deliver(&mut self.verdicts.by_ref().take(count))?;
         Ok(())
     }
 }

@@ -63,9 +63,81 @@ impl<'a> Budget<'a> {
     }
 }
 
+/// A clock read cheaply to within a tick (4 ms here), for checks made once a verdict: merging
+/// read the precise clock twice a verdict, at ~23 ns a reading a quarter of what merging a
+/// test of 70.sk_3_40 cost. On Linux it is the coarse monotonic clock (the time of the last
+/// tick, a ~5 ns read) counted from a precise reading taken with it; elsewhere the precise
+/// clock.
+pub struct CoarseClock {
+    started: Instant,
+    #[cfg(target_os = "linux")]
+    coarse_start: Duration,
+}
+
+impl CoarseClock {
+    /// A clock started now.
+    pub fn start() -> Self {
+        CoarseClock {
+            #[cfg(target_os = "linux")]
+            coarse_start: coarse_monotonic(),
+            started: Instant::now(),
+        }
+    }
+
+    /// The time, within a tick of the precise clock.
+    pub fn now(&self) -> Instant {
+        #[cfg(target_os = "linux")]
+        {
+            self.started + coarse_monotonic().saturating_sub(self.coarse_start)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Instant::now()
+        }
+    }
+
+    /// The precise time since the start.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn coarse_monotonic() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write to; the clock exists on every Linux since
+    // 2.6.32, and a failure leaves `now` at zero (the clock then stands still: as precise as
+    // the start).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The coarse clock follows the precise one, never back, within a few ticks of it (on a
+    /// loaded machine).
+    #[test]
+    fn the_coarse_clock_keeps_up_with_the_precise_one() {
+        let clock = CoarseClock::start();
+        let mut last = clock.now();
+        for _ in 0..30 {
+            std::thread::sleep(Duration::from_millis(2));
+            let (before, coarse, after) = (Instant::now(), clock.now(), Instant::now());
+            assert!(coarse >= last, "went back");
+            let off = coarse.max(before) - coarse.min(after);
+            assert!(
+                off < Duration::from_millis(50),
+                "{off:?} off the precise clock"
+            );
+            last = coarse;
+        }
+        assert!(last - clock.started >= Duration::from_millis(50));
+    }
 
     #[test]
     fn exhausted_by_deadline_or_interrupt() {

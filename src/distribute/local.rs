@@ -670,11 +670,13 @@ mod tests {
                 coordinator.shard(&plan, &[]).unwrap();
                 let mut order = Vec::new();
                 coordinator
-                    .run_shards(1, &mut |verdict| {
-                        let Verdict::Valid { test, .. } = verdict else {
-                            panic!("scripted ranks send tests");
-                        };
-                        order.push(test.words()[0]);
+                    .run_shards(1, &mut |verdicts| {
+                        for verdict in verdicts {
+                            let Verdict::Valid { test, .. } = verdict else {
+                                panic!("scripted ranks send tests");
+                            };
+                            order.push(test.words()[0]);
+                        }
                         Ok(match enough_after {
                             Some(n) if order.len() >= n => Demand::Enough,
                             _ => Demand::More,

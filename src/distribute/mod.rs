@@ -359,17 +359,20 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
                 *slot = Some(verdict);
             }
             pending[rank] -= 1;
-            while let Some(verdict) = verdicts.get_mut(delivered).and_then(Option::take) {
-                delivered += 1;
-                enough |= deliver(verdict)? == Demand::Enough;
+            if verdicts.get(delivered).is_some_and(Option::is_some) {
+                let mut burst = std::iter::from_fn(|| {
+                    let verdict = verdicts.get_mut(delivered).and_then(Option::take)?;
+                    delivered += 1;
+                    Some(verdict)
+                });
+                enough |= deliver(&mut burst)? == Demand::Enough;
             }
         }
         // Tasks never sent because the time limit passed, or on an interrupt, are skipped;
         // those the sampler had no room for are dropped.
-        if !enough {
-            for verdict in verdicts.into_iter().skip(delivered) {
-                deliver(verdict.unwrap_or(Verdict::Skipped))?;
-            }
+        if !enough && delivered < total {
+            let rest = verdicts.into_iter().skip(delivered);
+            deliver(&mut rest.map(|verdict| verdict.unwrap_or(Verdict::Skipped)))?;
         }
         Ok(())
     }
@@ -430,22 +433,28 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             // Deliver in turn while the rank whose turn it is has a verdict in, passing over
             // ranks that have finished theirs.
             let mut passed = 0;
-            while passed < ranks {
-                if let Some(verdict) = waiting[next].pop_front() {
-                    if deliver(verdict)? == Demand::Enough && !enough {
-                        // The ranks stop starting tasks; those under way still come.
-                        enough = true;
-                        self.broadcast(&ToRank::EndRound {
-                            round: round as u64,
-                        })?;
+            let mut burst = std::iter::from_fn(|| {
+                while passed < ranks {
+                    let turn = next;
+                    if let Some(verdict) = waiting[turn].pop_front() {
+                        passed = 0;
+                        next = (turn + 1) % ranks;
+                        return Some(verdict);
                     }
-                    passed = 0;
-                } else if done[next] {
+                    if !done[turn] {
+                        return None;
+                    }
                     passed += 1;
-                } else {
-                    break;
+                    next = (turn + 1) % ranks;
                 }
-                next = (next + 1) % ranks;
+                None
+            });
+            if deliver(&mut burst)? == Demand::Enough && !enough {
+                // The ranks stop starting tasks; those under way still come.
+                enough = true;
+                self.broadcast(&ToRank::EndRound {
+                    round: round as u64,
+                })?;
             }
         }
         Ok(drawn)
@@ -548,8 +557,8 @@ fn send_shard_round(
     let mut failed = None;
     let mut ended = false;
     let drawn = stream
-        .round(round as usize, worker, &mut |verdict| {
-            chunk.push(verdict);
+        .round(round as usize, worker, &mut |burst| {
+            chunk.extend(burst);
             if failed.is_none()
                 && (chunk.len() >= SHARD_CHUNK || since.elapsed() >= SHARD_CHUNK_WAIT)
             {

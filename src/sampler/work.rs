@@ -83,9 +83,13 @@ pub enum Demand {
     Enough,
 }
 
-/// Receives verdicts in task order; an error (say, the suite's file cannot be written) stops
-/// the work.
-pub type Deliver<'d> = dyn FnMut(Verdict) -> Result<Demand, SampleError> + 'd;
+/// Receives verdicts in task order, those ready together at once (a burst: a rank's message,
+/// the tasks done while this thread did one), and takes every one of them unless it fails;
+/// an error (say, the suite's file cannot be written) stops the work. The sampler times its
+/// merging a burst at a time: read twice a verdict, the clock was a quarter of what merging
+/// a test of 70.sk_3_40 cost.
+pub type Deliver<'d> =
+    dyn FnMut(&mut dyn Iterator<Item = Verdict>) -> Result<Demand, SampleError> + 'd;
 
 /// Runs tasks for the sampler, wherever they run.
 pub trait Workforce {
@@ -206,8 +210,8 @@ impl<'a> Worker<'a> {
     /// Verdicts of `tasks`, in order, computed on all threads of the current pool.
     pub fn run(&mut self, tasks: &[Task]) -> Vec<Verdict> {
         let mut verdicts = Vec::with_capacity(tasks.len());
-        self.run_in_order(tasks, &mut |v| {
-            verdicts.push(v);
+        self.run_in_order(tasks, &mut |burst| {
+            verdicts.extend(burst);
             Ok(Demand::More)
         })
         .expect("collecting verdicts cannot fail");
@@ -241,23 +245,30 @@ impl<'a> Worker<'a> {
         let this = &*self;
         let schedule = &schedule;
         let mut hand_over = |ready: &mut BTreeMap<usize, (Verdict, Timing)>| {
-            while let Some((verdict, timing)) = ready.remove(&delivered) {
+            if !ready.contains_key(&delivered) {
+                return;
+            }
+            let mut burst = std::iter::from_fn(|| {
+                let (verdict, timing) = ready.remove(&delivered)?;
                 delivered += 1;
                 timings.push(timing);
-                if outcome.is_ok() {
-                    let t = Instant::now();
-                    let demand = deliver(verdict);
-                    delivering += t.elapsed();
-                    match demand {
-                        Ok(Demand::More) => {}
-                        Ok(Demand::Enough) => schedule.stop(),
-                        Err(e) => {
-                            outcome = Err(e);
-                            schedule.stop();
-                        }
+                Some(verdict)
+            });
+            if outcome.is_ok() {
+                let t = Instant::now();
+                let demand = deliver(&mut burst);
+                delivering += t.elapsed();
+                match demand {
+                    Ok(Demand::More) => {}
+                    Ok(Demand::Enough) => schedule.stop(),
+                    Err(e) => {
+                        outcome = Err(e);
+                        schedule.stop();
                     }
                 }
             }
+            // Those a failed delivery left are done all the same: their timings count.
+            burst.for_each(drop);
         };
         rayon::in_place_scope(|scope| {
             let (sender, receiver) = crossbeam_channel::unbounded();

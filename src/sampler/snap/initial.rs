@@ -3,6 +3,7 @@
 
 use super::Snap;
 use crate::assignment::Assignment;
+use crate::budget::CoarseClock;
 use crate::sampler::repair::Failure;
 use crate::sampler::work::{Demand, Task, Verdict, Workforce};
 use crate::sampler::{derive_seed, Observer, SampleError};
@@ -39,16 +40,26 @@ impl Snap<'_> {
         let mut first = 0;
         if needed > 0 && samples.is_empty() {
             // The first solve runs alone: it decides whether the formula is satisfiable.
-            workforce.run(&[], vec![solve(0)], &mut |v| {
-                self.take_initial(v, &mut samples, &mut first_failure, observer)
+            workforce.run(&[], vec![solve(0)], &mut |verdicts| {
+                self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
+                    snap.take_initial(verdict, &mut samples, &mut first_failure, observer, clock)
+                })
             })?;
             first = 1;
         }
         if first_failure.is_none() && !self.suite.is_full() {
             let rest: Vec<Task> = (first..needed).map(solve).collect();
             if !rest.is_empty() {
-                workforce.run(&[], rest, &mut |v| {
-                    self.take_initial(v, &mut samples, &mut first_failure, observer)
+                workforce.run(&[], rest, &mut |verdicts| {
+                    self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
+                        snap.take_initial(
+                            verdict,
+                            &mut samples,
+                            &mut first_failure,
+                            observer,
+                            clock,
+                        )
+                    })
                 })?;
             }
         }
@@ -71,9 +82,10 @@ impl Snap<'_> {
         samples: &mut Vec<Assignment>,
         first_failure: &mut Option<Failure>,
         observer: &mut dyn Observer,
+        clock: &CoarseClock,
     ) -> Result<Demand, SampleError> {
-        let started = Instant::now();
-        if self.too_late(started) {
+        let now = clock.now();
+        if self.too_late(now) {
             // Initial solutions are no candidates: not in `dropped_candidates` either.
             return Ok(Demand::Enough);
         }
@@ -98,7 +110,6 @@ impl Snap<'_> {
             }
             Verdict::Valid { .. } => unreachable!("solve tasks have no candidate"),
         }
-        let ended = self.merged_since(started);
-        Ok(self.demand(ended))
+        Ok(self.demand(now))
     }
 }

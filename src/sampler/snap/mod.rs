@@ -16,11 +16,11 @@ pub mod shard;
 mod stop;
 
 use crate::assignment::Assignment;
-use crate::budget::Budget;
+use crate::budget::{Budget, CoarseClock};
 use crate::diversity;
 use crate::metrics::Metrics;
 use crate::sampler::repair::{Completed, Failure, Route};
-use crate::sampler::work::{Demand, Workforce};
+use crate::sampler::work::{Demand, Verdict, Workforce};
 use crate::sampler::{
     Observer, PhaseSeconds, Report, RoundStats, SampleError, SolverCalls, StopReason, Suite,
     Throughput,
@@ -146,9 +146,8 @@ pub(super) struct Snap<'a> {
     spent_at: Option<Instant>,
     /// Time spent merging verdicts (counting them, deduplicating their tests, handing those
     /// to the observer and to the measuring thread; the clause check is the workers'): the
-    /// coordinator's, however the ranks' work goes on meanwhile. The clock is read twice a
-    /// verdict, and those readings also serve the deadline's checks: four had been a fifth
-    /// of merging a test of 70.sk_3_40.
+    /// coordinator's, however the ranks' work goes on meanwhile. Timed a burst at a time
+    /// ([`Snap::merge_burst`]), the deadline checked per verdict on a [`CoarseClock`].
     merging: Duration,
     /// Time spent settling rounds (reading their measures, reporting them): each in the
     /// settled round's seconds, and left out of the round that was running meanwhile.
@@ -254,11 +253,36 @@ impl<'a> Snap<'a> {
         Ok(added)
     }
 
-    /// Merging's time from `started` on, and the time it ended.
-    fn merged_since(&mut self, started: Instant) -> Instant {
-        let ended = Instant::now();
-        self.merging += ended - started;
-        ended
+    /// A burst of verdicts ([`crate::sampler::work::Deliver`]) merged one by one by
+    /// `merge`, which reads the time from the burst's clock. Enough once `merge` said so of
+    /// any verdict.
+    fn merge_burst(
+        &mut self,
+        verdicts: &mut dyn Iterator<Item = Verdict>,
+        observer: &mut dyn Observer,
+        mut merge: impl FnMut(
+            &mut Self,
+            &mut dyn Observer,
+            Verdict,
+            &CoarseClock,
+        ) -> Result<Demand, SampleError>,
+    ) -> Result<Demand, SampleError> {
+        let clock = CoarseClock::start();
+        let settled = self.settling;
+        let mut demand = Demand::More;
+        for verdict in verdicts {
+            if merge(self, observer, verdict, &clock)? == Demand::Enough {
+                demand = Demand::Enough;
+            }
+        }
+        self.merged(&clock, settled);
+        Ok(demand)
+    }
+
+    /// The time since `clock` started counted as merging, but for rounds settled meanwhile
+    /// (`settled`: the settling time then).
+    fn merged(&mut self, clock: &CoarseClock, settled: Duration) {
+        self.merging += clock.elapsed().saturating_sub(self.settling - settled);
     }
 
     /// True from [`MERGE_GRACE`] after the budget was found spent, once the suite holds a

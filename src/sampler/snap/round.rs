@@ -12,6 +12,7 @@
 
 use super::{draw, Snap};
 use crate::assignment::Assignment;
+use crate::budget::CoarseClock;
 use crate::sampler::work::{Demand, Task, Verdict, Workforce};
 use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
 use std::time::Instant;
@@ -131,30 +132,34 @@ impl Snap<'_> {
         let mut stopped: Option<StopReason> = None;
         let before = self.suite.len();
         let (busy, messaging) = (workforce.busy(), workforce.messaging());
-        let mut deliver = |verdict| {
-            if stopped.is_some() {
-                self.drop_verdicts([&verdict]);
-                return Ok(Demand::Enough);
-            }
-            if unsettled.is_some() {
-                if !self.measures_ready() {
-                    held.push(verdict);
-                    return Ok(Demand::More);
-                }
-                let last = unsettled.take().expect("checked above");
-                if let Some(stop) = self.settle(last, observer) {
-                    stopped = Some(stop);
-                    held.push(verdict);
-                    self.drop_verdicts(&std::mem::take(&mut held));
+        let mut deliver = |verdicts: &mut dyn Iterator<Item = Verdict>| {
+            self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
+                if stopped.is_some() {
+                    snap.drop_verdicts([&verdict]);
                     return Ok(Demand::Enough);
                 }
-                self.take_held(std::mem::take(&mut held), &mut stats, samples, observer)?;
-                if self.suite.is_full() {
-                    return Ok(Demand::Enough);
+                if unsettled.is_some() {
+                    if !snap.measures_ready() {
+                        held.push(verdict);
+                        return Ok(Demand::More);
+                    }
+                    let last = unsettled.take().expect("checked above");
+                    if let Some(stop) = snap.settle(last, observer) {
+                        stopped = Some(stop);
+                        held.push(verdict);
+                        snap.drop_verdicts(&std::mem::take(&mut held));
+                        return Ok(Demand::Enough);
+                    }
+                    let held = std::mem::take(&mut held);
+                    snap.take_held(held, &mut stats, samples, observer, clock)?;
+                    if snap.suite.is_full() {
+                        return Ok(Demand::Enough);
+                    }
                 }
-            }
-            let ended = self.take(verdict, &mut stats, samples, observer)?;
-            Ok(self.demand(ended))
+                let now = clock.now();
+                snap.take(verdict, &mut stats, samples, observer, now)?;
+                Ok(snap.demand(now))
+            })
         };
         let t = Instant::now();
         let drawn = match work {
@@ -183,7 +188,10 @@ impl Snap<'_> {
             self.report.dropped_seconds += own_seconds(self);
             return Ok(RoundEnd::Stopped(stop));
         }
-        self.take_held(held, &mut stats, samples, observer)?;
+        let clock = CoarseClock::start();
+        let settled = self.settling;
+        self.take_held(held, &mut stats, samples, observer, &clock)?;
+        self.merged(&clock, settled);
         self.report.seconds.verify_repair += working;
         stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
 
@@ -204,18 +212,18 @@ impl Snap<'_> {
     }
 
     /// One verdict of a round taken into its figures, and its test into the suite (and the
-    /// samples, for a repaired one) if new; the time it was done.
+    /// samples, for a repaired one) if new, at `now`.
     fn take(
         &mut self,
         verdict: Verdict,
         stats: &mut RoundStats,
         samples: &mut Vec<Assignment>,
         observer: &mut dyn Observer,
-    ) -> Result<Instant, SampleError> {
-        let started = Instant::now();
-        if self.too_late(started) {
+        now: Instant,
+    ) -> Result<(), SampleError> {
+        if self.too_late(now) {
             self.drop_verdicts([&verdict]);
-            return Ok(started);
+            return Ok(());
         }
         match verdict {
             Verdict::Skipped => stats.skipped += 1,
@@ -249,7 +257,7 @@ impl Snap<'_> {
                 self.report.invalid_dropped += 1;
             }
         }
-        Ok(self.merged_since(started))
+        Ok(())
     }
 
     /// Verdicts held back while the round before settled, taken in the order they came until
@@ -260,10 +268,11 @@ impl Snap<'_> {
         stats: &mut RoundStats,
         samples: &mut Vec<Assignment>,
         observer: &mut dyn Observer,
+        clock: &CoarseClock,
     ) -> Result<(), SampleError> {
         let mut held = held.into_iter();
         for verdict in held.by_ref() {
-            self.take(verdict, stats, samples, observer)?;
+            self.take(verdict, stats, samples, observer, clock.now())?;
             if self.suite.is_full() {
                 break;
             }

@@ -95,8 +95,8 @@ impl ShardStream {
         self.drawing += Duration::from_secs_f64(drawn.seconds);
         worker.set_centroids(&centroids);
         let (samples, seen) = (&mut self.samples, &mut self.seen);
-        worker.run_in_order(&tasks, &mut |verdict| {
-            match &verdict {
+        worker.run_in_order(&tasks, &mut |burst| {
+            deliver(&mut burst.inspect(|verdict| match verdict {
                 Verdict::Valid { fingerprint, .. } => {
                     seen.insert(*fingerprint);
                 }
@@ -106,8 +106,7 @@ impl ShardStream {
                     }
                 }
                 Verdict::Invalid | Verdict::Failed(_) | Verdict::Skipped => {}
-            }
-            deliver(verdict)
+            }))
         })?;
         Ok(drawn)
     }
