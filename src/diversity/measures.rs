@@ -41,11 +41,13 @@ enum Request {
     Measures,
 }
 
-/// Requests that may wait for the thread. A bounded queue's slots are allocated and written
-/// when it is made: 65,536 of them cleared 2.6 MB of fresh memory at every run's start, for
-/// runs that may merge 1,000 tests. The tests waiting are the suite's own, shared: they take
-/// no memory of their own.
-const QUEUE_SLOTS: usize = 4096;
+/// Requests waiting that wake the thread before its nap is over: never, in practice. The
+/// queue is unbounded: a bounded one's slots are allocated and written when it is made, and
+/// 4,096 of them took 55-70 µs of a sharded coordinator's start on 70.sk_3_40 (65,536 had
+/// cleared 2.6 MB at every run's start). What waits is bounded by the rounds all the same:
+/// the next round's tests are held back until a round is measured, so at most a round's
+/// tests wait, and those are the suite's own, shared.
+const WAKE_AT_REQUESTS: usize = 1024;
 
 /// How often the thread looks for tests while none waits. A round's end waits for it to have
 /// measured the round: napping a millisecond, it was up to a millisecond of tests behind there,
@@ -56,21 +58,24 @@ const QUEUE_SLOTS: usize = 4096;
 const NAP: Duration = Duration::from_micros(200);
 
 impl MeasuringThread {
-    /// Starts the thread in `scope`, measuring NCD as `ncd` does and pairwise coverage over
-    /// `ncd`'s variables. It takes tests in under `budget` as [`RunningNcd::extend`] does,
-    /// and ends when the `MeasuringThread` is dropped.
+    /// Starts the thread in `scope`, measuring NCD as `RunningNcd::new(vars, max_removals)`
+    /// does and pairwise coverage over `vars`. It takes tests in under `budget` as
+    /// [`RunningNcd::extend`] does, and ends when the `MeasuringThread` is dropped. The NCD's
+    /// stream is set up on the thread: zlib's state took the caller ~190 µs, most of a
+    /// sharded coordinator's time before its initial solutions on 70.sk_3_40.
     pub fn spawn<'scope, 'env>(
         scope: &'scope std::thread::Scope<'scope, 'env>,
-        mut ncd: RunningNcd,
+        vars: Vec<usize>,
+        max_removals: usize,
         budget: Budget<'env>,
     ) -> Self {
-        let len = ncd.len();
-        let (requests, inbox) = crossbeam_channel::bounded(QUEUE_SLOTS);
+        let (requests, inbox) = crossbeam_channel::unbounded();
         let (outbox, replies) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new().name("snapsat-measures".into());
         let started = thread.spawn_scoped(scope, move || {
             crate::handoff::work_beside_the_coordinator();
-            let mut coverage = PairwiseCoverage::new(&ncd.vars);
+            let mut ncd = RunningNcd::new(&vars, max_removals);
+            let mut coverage = PairwiseCoverage::new(&vars);
             let mut busy = Duration::ZERO;
             for request in Napping::every(inbox, NAP) {
                 match request {
@@ -102,9 +107,9 @@ impl MeasuringThread {
             .clone();
         MeasuringThread {
             // Woken by its own short nap, not by the sampler (see `NAP`).
-            requests: Handoff::new(requests, thread, QUEUE_SLOTS / 4),
+            requests: Handoff::new(requests, thread, WAKE_AT_REQUESTS),
             replies,
-            len,
+            len: 0,
             asked: false,
         }
     }
@@ -175,8 +180,7 @@ mod tests {
         let mut here = RunningNcd::new(&vars, 8);
         let mut coverage_here = PairwiseCoverage::new(&vars);
         std::thread::scope(|scope| {
-            let mut there =
-                MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), Budget::unlimited());
+            let mut there = MeasuringThread::spawn(scope, vars.clone(), 8, Budget::unlimited());
             let mut at = 0;
             for batch in [1, 1, 3, 1, 7, 1, 1, 25] {
                 for test in &tests[at..at + batch] {
@@ -194,8 +198,7 @@ mod tests {
         });
         // Measures asked for are those of the tests handed over until then.
         std::thread::scope(|scope| {
-            let mut there =
-                MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), Budget::unlimited());
+            let mut there = MeasuringThread::spawn(scope, vars.clone(), 8, Budget::unlimited());
             there.extend(tests[..10].to_vec());
             there.ask();
             there.ask();
@@ -212,7 +215,7 @@ mod tests {
         let stop = std::sync::atomic::AtomicBool::new(true);
         std::thread::scope(|scope| {
             let spent = Budget::new(std::time::Duration::from_secs(60), &stop);
-            let mut there = MeasuringThread::spawn(scope, RunningNcd::new(&vars, 8), spent);
+            let mut there = MeasuringThread::spawn(scope, vars.clone(), 8, spent);
             there.extend(tests.clone());
             assert_eq!(there.measures().ncd, None);
         });

@@ -334,10 +334,12 @@ impl<'a> Snap<'a> {
         resumed: &[Assignment],
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
-        let ncd = diversity::RunningNcd::new(&self.projection, self.config.ncd_removals);
+        let (vars, removals) = (self.projection.clone(), self.config.ncd_removals);
         let budget = self.budget;
         std::thread::scope(|scope| {
-            self.measures = Some(diversity::MeasuringThread::spawn(scope, ncd, budget));
+            self.measures = Some(diversity::MeasuringThread::spawn(
+                scope, vars, removals, budget,
+            ));
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 self.run_loop(workforce, resumed, observer)
             }));
