@@ -40,27 +40,14 @@ impl Snap<'_> {
         let mut first = 0;
         if needed > 0 && samples.is_empty() {
             // The first solve runs alone: it decides whether the formula is satisfiable.
-            workforce.run(&[], vec![solve(0)], &mut |verdicts| {
-                self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
-                    snap.take_initial(verdict, &mut samples, &mut first_failure, observer, clock)
-                })
-            })?;
+            let one = vec![solve(0)];
+            self.solve_initial(workforce, one, &mut samples, &mut first_failure, observer)?;
             first = 1;
         }
         if first_failure.is_none() && !self.suite.is_full() {
             let rest: Vec<Task> = (first..needed).map(solve).collect();
             if !rest.is_empty() {
-                workforce.run(&[], rest, &mut |verdicts| {
-                    self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
-                        snap.take_initial(
-                            verdict,
-                            &mut samples,
-                            &mut first_failure,
-                            observer,
-                            clock,
-                        )
-                    })
-                })?;
+                self.solve_initial(workforce, rest, &mut samples, &mut first_failure, observer)?;
             }
         }
         self.report.seconds.initial = t.elapsed().as_secs_f64();
@@ -73,6 +60,22 @@ impl Snap<'_> {
         samples.sort();
         samples.dedup();
         Ok(samples)
+    }
+
+    /// `tasks` (solves) done by the workforce, each solution taken in as it comes.
+    fn solve_initial(
+        &mut self,
+        workforce: &mut dyn Workforce,
+        tasks: Vec<Task>,
+        samples: &mut Vec<Assignment>,
+        first_failure: &mut Option<Failure>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), SampleError> {
+        workforce.run(&[], tasks, &mut |verdicts| {
+            self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
+                snap.take_initial(verdict, samples, first_failure, observer, clock)
+            })
+        })
     }
 
     /// An initial solution joins the suite (and its file) as soon as it is found.
