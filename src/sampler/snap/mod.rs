@@ -738,6 +738,118 @@ mod tests {
         pool.install(|| run(&cnf, &config))
     }
 
+    /// A workforce whose verdicts are distinct tests of a formula without clauses, made on
+    /// the spot: a round's first half is delivered as soon as the round starts, while the
+    /// round before is still being measured (20 tests of 20,000 variables: milliseconds of
+    /// compression, against microseconds until the first half is in), so it is held back;
+    /// the rest half a second later, when the measures are in.
+    struct Halves {
+        vars: usize,
+        made: u64,
+        candidates: u64,
+    }
+
+    impl Halves {
+        fn verdicts(&mut self, count: usize) -> std::vec::IntoIter<Verdict> {
+            let words = self.vars.div_ceil(64);
+            let verdicts: Vec<Verdict> = (0..count)
+                .map(|_| {
+                    self.made += 1;
+                    let mut bits = vec![0; words];
+                    bits[0] = self.made;
+                    let test = Assignment::from_words(bits, self.vars);
+                    let fingerprint = test.fingerprint();
+                    let done = Completed {
+                        test,
+                        route: Route::Solver,
+                        solver_calls: 1,
+                        asked: 0,
+                        kept: 0,
+                        fresh: false,
+                    };
+                    Verdict::Completed { done, fingerprint }
+                })
+                .collect();
+            verdicts.into_iter()
+        }
+    }
+
+    impl Workforce for Halves {
+        fn run(
+            &mut self,
+            centroids: &[Assignment],
+            tasks: Vec<Task>,
+            deliver: &mut Deliver,
+        ) -> Result<(), SampleError> {
+            if centroids.is_empty() {
+                deliver(&mut self.verdicts(tasks.len()))?;
+                return Ok(());
+            }
+            self.candidates += tasks.len() as u64;
+            let half = tasks.len() / 2;
+            deliver(&mut self.verdicts(half))?;
+            std::thread::sleep(Duration::from_millis(500));
+            deliver(&mut self.verdicts(tasks.len() - half))?;
+            Ok(())
+        }
+
+        fn shard(&mut self, _: &ShardPlan, _: &[Assignment]) -> Result<(), SampleError> {
+            Err(crate::sampler::work::not_sharded())
+        }
+
+        fn run_shards(&mut self, _: usize, _: &mut Deliver) -> Result<draw::Drawn, SampleError> {
+            Err(crate::sampler::work::not_sharded())
+        }
+
+        fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
+            Ok(Vec::new())
+        }
+
+        fn busy(&self) -> Duration {
+            Duration::ZERO
+        }
+
+        fn messaging(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    /// Every candidate delivered is counted, as taken or as dropped: here the held-back half
+    /// of round 1 fills the suite once round 0's measures come, with the verdict that found
+    /// them in; that verdict had been neither taken nor dropped.
+    #[test]
+    fn a_verdict_that_comes_as_held_ones_fill_the_suite_is_counted() {
+        let cnf = Cnf::new(20_000);
+        let checker = Checker::new(&cnf);
+        let config = SnapConfig {
+            max_tests: Some(21),
+            ..small_config(1)
+        };
+        let interrupt = AtomicBool::new(false);
+        let run = Sampling {
+            checker: &checker,
+            solvers: Solvers::splr(),
+            config: &config,
+            resumed: &[],
+            interrupt: &interrupt,
+        };
+        let mut workforce = Halves {
+            vars: 20_000,
+            made: 0,
+            candidates: 0,
+        };
+        let mut sink = |_: &Assignment| Ok(());
+        let budget = Budget::new(config.time_limit, &interrupt);
+        let report = sample_with(&mut workforce, &run, budget, &mut sink).unwrap();
+        assert_eq!(report.distinct_tests, 21);
+        assert!(workforce.candidates > 2, "round 1 ran");
+        assert_eq!(
+            report.candidates + report.dropped_candidates,
+            workforce.candidates,
+            "{report:?}"
+        );
+    }
+
     /// Once the suite is full, the round's other candidates are not taken: on one thread the
     /// last verdict taken is the one that filled the suite (those repaired while the round
     /// before was measured are dropped, not counted).

@@ -153,6 +153,8 @@ impl Snap<'_> {
                     let held = std::mem::take(&mut held);
                     snap.take_held(held, &mut stats, samples, observer, clock)?;
                     if snap.suite.is_full() {
+                        // Past the held ones that filled the suite, as they would have been.
+                        snap.drop_verdicts([&verdict]);
                         return Ok(Demand::Enough);
                     }
                 }
