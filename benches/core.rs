@@ -15,7 +15,6 @@ use snapsat::formula::Cnf;
 use snapsat::oracle::Solvers;
 use snapsat::oracle::Splr;
 use snapsat::propagate::{Propagator, Watches};
-use snapsat::sampler::repair::{Completed, Route};
 use snapsat::sampler::snap::draw::Drawn;
 use snapsat::sampler::snap::shard::ShardPlan;
 use snapsat::sampler::work::{Deliver, RankReport, Task, Verdict, Workforce};
@@ -191,18 +190,7 @@ impl Ready {
                 // The variable `i / tests.len()` flipped: a test of its own.
                 let at = (i / tests.len()) % test.len();
                 test.set(at, !test.get(at));
-                let fingerprint = test.fingerprint();
-                Verdict::Completed {
-                    done: Completed {
-                        test,
-                        route: Route::Solver,
-                        solver_calls: 1,
-                        asked: 0,
-                        kept: 0,
-                        fresh: false,
-                    },
-                    fingerprint,
-                }
+                snapsat::testing::solved(test)
             })
             .collect();
         Ready {

@@ -1,9 +1,12 @@
 //! Formula generators shared by the tests of every module (and by benchmarks): planted
 //! random 3-CNFs, satisfiable by construction, with their planted model, and a small
-//! unsatisfiable formula.
+//! unsatisfiable formula; and the verdict a worker gives a test, for workforces that make
+//! their verdicts up.
 
 use crate::assignment::Assignment;
 use crate::formula::{literal, Cnf};
+use crate::sampler::repair::{Completed, Route};
+use crate::sampler::work::Verdict;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -44,4 +47,19 @@ pub fn arbitrary_clauses(
     use proptest::prelude::*;
     let lit = (1..=num_vars, any::<bool>()).prop_map(|(v, negated)| if negated { -v } else { v });
     proptest::collection::vec(proptest::collection::vec(lit, 1..max_len), 1..max_clauses)
+}
+
+/// `test` as a worker's verdict on it: completed by one solver call, fingerprinted. The test
+/// is taken as checked: a workforce that makes its verdicts up must make valid tests.
+pub fn solved(test: Assignment) -> Verdict {
+    let fingerprint = test.fingerprint();
+    let done = Completed {
+        test,
+        route: Route::Solver,
+        solver_calls: 1,
+        asked: 0,
+        kept: 0,
+        fresh: false,
+    };
+    Verdict::Completed { done, fingerprint }
 }

@@ -757,17 +757,7 @@ mod tests {
                     self.made += 1;
                     let mut bits = vec![0; words];
                     bits[0] = self.made;
-                    let test = Assignment::from_words(bits, self.vars);
-                    let fingerprint = test.fingerprint();
-                    let done = Completed {
-                        test,
-                        route: Route::Solver,
-                        solver_calls: 1,
-                        asked: 0,
-                        kept: 0,
-                        fresh: false,
-                    };
-                    Verdict::Completed { done, fingerprint }
+                    crate::testing::solved(Assignment::from_words(bits, self.vars))
                 })
                 .collect();
             verdicts.into_iter()
