@@ -5,7 +5,7 @@
 
 use crate::assignment::Assignment;
 use crate::formula::{literal, Cnf};
-use crate::sampler::repair::{Completed, Route};
+use crate::sampler::repair::Completed;
 use crate::sampler::work::Verdict;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -53,13 +53,6 @@ pub fn arbitrary_clauses(
 /// is taken as checked: a workforce that makes its verdicts up must make valid tests.
 pub fn solved(test: Assignment) -> Verdict {
     let fingerprint = test.fingerprint();
-    let done = Completed {
-        test,
-        route: Route::Solver,
-        solver_calls: 1,
-        asked: 0,
-        kept: 0,
-        fresh: false,
-    };
+    let done = Completed::solved(test, 1);
     Verdict::Completed { done, fingerprint }
 }

@@ -573,7 +573,6 @@ pub fn not_sharded() -> SampleError {
 mod tests {
     use super::*;
     use crate::formula::Cnf;
-    use crate::sampler::repair::Route;
 
     /// A completion that falsifies a clause never becomes a test: the worker's check turns
     /// it into `Invalid` (what a solver's internal error would give), also when it is
@@ -584,14 +583,8 @@ mod tests {
         let checker = Checker::new(&cnf);
         let worker = Worker::new(&checker, Solvers::splr(), Budget::unlimited());
         let completed = |head: &str| {
-            Ok(Completed {
-                test: Assignment::from_bit_string(&format!("{head:0<40}")).unwrap(),
-                route: Route::Solver,
-                solver_calls: 1,
-                asked: 0,
-                kept: 0,
-                fresh: false,
-            })
+            let test = Assignment::from_bit_string(&format!("{head:0<40}")).unwrap();
+            Ok(Completed::solved(test, 1))
         };
         let mut last_valid = None;
         let mut checked = |result| worker.checked(result, &mut last_valid);
@@ -612,14 +605,10 @@ mod tests {
             Verdict::Completed { .. }
         ));
         assert!(matches!(checked(completed("00")), Verdict::Invalid));
-        let short = Ok(Completed {
-            test: Assignment::from_bit_string("01").unwrap(),
-            route: Route::Solver,
-            solver_calls: 1,
-            asked: 0,
-            kept: 0,
-            fresh: false,
-        });
+        let short = Ok(Completed::solved(
+            Assignment::from_bit_string("01").unwrap(),
+            1,
+        ));
         assert!(matches!(checked(short), Verdict::Invalid));
         assert!(matches!(
             checked(Err(Failure::Unsat)),

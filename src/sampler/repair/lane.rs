@@ -275,7 +275,7 @@ impl<'a> Completer<'a> {
             limit.record(matches!(answer, Answer::Unknown(_)));
             match answer {
                 Answer::Model(test) => {
-                    return Ok(Self::solved(test, calls_since(session, calls_before)))
+                    return Ok(Completed::solved(test, calls_since(session, calls_before)))
                 }
                 Answer::Refuted(failed) if failed.is_empty() => return Err(Failure::Unsat),
                 // Dropped from `kept` already.
@@ -323,7 +323,7 @@ impl<'a> Completer<'a> {
             }
             match answer {
                 Answer::Model(test) => {
-                    return Ok(Self::solved(test, calls_since(session, calls_before)))
+                    return Ok(Completed::solved(test, calls_since(session, calls_before)))
                 }
                 Answer::Refuted(_) => return Err(Failure::Unsat),
                 Answer::Unknown(reason) => why = reason,

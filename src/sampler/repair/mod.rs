@@ -69,6 +69,21 @@ pub struct Completed {
     pub fresh: bool,
 }
 
+impl Completed {
+    /// A solver's model as a completed test (checked against every clause where it joins a
+    /// suite).
+    pub fn solved(test: Assignment, solver_calls: u32) -> Self {
+        Completed {
+            test,
+            route: Route::Solver,
+            solver_calls,
+            asked: 0,
+            kept: 0,
+            fresh: false,
+        }
+    }
+}
+
 /// Why no test came out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Failure {
@@ -206,19 +221,6 @@ impl<'a> Completer<'a> {
         unreachable!("the last budget is the time remaining")
     }
 
-    /// A session's model as a completed test (checked against every clause where it joins a
-    /// suite).
-    fn solved(test: Assignment, solver_calls: u32) -> Completed {
-        Completed {
-            test,
-            route: Route::Solver,
-            solver_calls,
-            asked: 0,
-            kept: 0,
-            fresh: false,
-        }
-    }
-
     /// Whether the budget ran out (deadline or interrupt): work started after it is wasted.
     pub fn expired(&self) -> bool {
         self.budget.exhausted()
@@ -323,7 +325,7 @@ impl<'a> Completer<'a> {
             return Err(Failure::Unknown("greedy completion failed".into()));
         };
         let test = self.solve_residual(prop, preferred, keep_preferences, seed, time)?;
-        Ok(Self::solved(test, 1))
+        Ok(Completed::solved(test, 1))
     }
 
     /// One repair attempt without a session: `complete` with the kept bits fixed, where the
@@ -355,7 +357,7 @@ impl<'a> Completer<'a> {
                 }
                 (failure, 1)
             })?;
-        Ok(Self::solved(test, 1))
+        Ok(Completed::solved(test, 1))
     }
 
     /// Unassigns all but what the unit clauses force, then fixes `fixed`; a literal that
