@@ -27,27 +27,12 @@ pub struct Query<'a> {
     /// The clauses the solver gets (the formula plus any units the query adds).
     pub clauses: &'a [Vec<Lit>],
     /// The value the solver should try first for each variable (from 0); `None` leaves it free.
-    /// A hint, which splr 0.17.2 barely takes (see [`Splr`]).
+    /// splr starts from them and saves phases as it searches (see [`Splr`]).
     pub preferred: Option<&'a [bool]>,
     /// Seeds the renaming of variables and, without `preferred`, random preferred values.
     pub seed: u64,
     /// Give up after this long (unknown), if set.
     pub timeout: Option<Duration>,
-    /// How much simplification pays before the search.
-    pub preprocessing: Preprocessing,
-}
-
-/// How much a [`Query`] is simplified before the search, where the oracle rebuilds its solver
-/// for every query and so simplifies afresh each time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preprocessing {
-    /// The solver's own: for searches from scratch (fresh solutions, path constraints), which
-    /// it shortens.
-    Full,
-    /// Only the cheapest: for a residual near a given assignment (a repair's, mostly settled
-    /// by the values it keeps), where a short search follows and simplifying costs more than
-    /// it saves.
-    Light,
 }
 
 /// What the solver found.

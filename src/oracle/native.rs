@@ -10,8 +10,7 @@
 //! part.
 
 use super::{
-    drop_refuted, Answer, Oracle, Outcome, Preprocessing, Query, Session, SessionBackend, Splr,
-    Steering,
+    drop_refuted, Answer, Oracle, Outcome, Query, Session, SessionBackend, Splr, Steering,
 };
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -119,7 +118,6 @@ impl<'a> NativeSession<'a> {
             seed: self.calls,
             // splr counts whole seconds, rounding up.
             timeout: time_left.map(|left| Duration::from_secs(left.as_secs())),
-            preprocessing: Preprocessing::Full,
         };
         match Splr.solve(&query) {
             Outcome::Sat(values) => Answer::Model(Assignment::from_values(&values)),

@@ -3,34 +3,22 @@
 //! splr has no seed, no assumptions and no phase API: diversity comes from renaming variables
 //! (which reorders splr's decisions) under a seed. A preferred value is shown by flipping the
 //! polarity of a variable in the input, so that splr, which decides false first, tries it
-//! first. But splr 0.17.2 first sets each variable's phase to the sign it occurs with more
-//! often, which a flip does not change, and then saves phases as it searches: on the case
-//! studies its models agree with random preferred values on 49-52% of the variables, as any
-//! assignment would, and with each variable's more frequent sign on 72-81%
-//! (enqueueSeqSK.sk_10_42, LoginService2.sk_23_36, s820a_7_4). Preferences steer it only on
-//! small formulas, so they are a hint. Making each preferred sign the more frequent one, with
-//! clauses a fresh variable satisfies, made splr follow them where they were a model, but
-//! repairs got slower (enqueueSeqSK, 300 tests: 63 s against 45 s) and QuickSampler's atomic
-//! mutations no nearer σ; not kept (`results/README.md`, "splr on the 8 slowest", session 30).
-//! splr's clause elimination must stay on:
-//! with `enable_eliminator = false`, 0.17.2 answers UNSAT on satisfiable formulas. Where little
-//! simplification pays, it is kept from most eliminations instead
-//! (`LIGHT_ELIMINATION_OCCURRENCE_LIMIT`).
+//! first.
+//!
+//! splr is built with its clause elimination compiled out (`no_clause_elimination`, in
+//! `Cargo.toml`). Rebuilt for every query, it eliminated the same residual again each time,
+//! a fifth of a repair-bound run, on formulas the sampler has already eliminated once
+//! ([`crate::eliminate`]); and its pass before the search set each variable's first phase to
+//! the sign it occurs with more often, over the flips, so that preferences steered it only on
+//! small formulas. Its run-time switch (`enable_eliminator = false`) is not the same: it
+//! leaves that pass on, which then reads empty occurrence lists and fixes every variable true
+//! at level 0, so splr 0.17.2 answers UNSAT on satisfiable formulas.
 
-use super::{Oracle, Outcome, Preprocessing, Query};
+use super::{Oracle, Outcome, Query};
 use crate::formula::{var_index, Lit};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// Under [`Preprocessing::Light`], splr eliminates a variable only while its positive ×
-/// negative occurrences are at most this (its default: 20,000). Rebuilt for every query, splr
-/// spent about half of a repair-bound run eliminating the same variables again (perf,
-/// 20.sk_1_51); bounded, repairs took 0.4-1.0x the time. Fresh solutions from scratch keep
-/// the default: they are long searches that elimination shortens (bounded, sort.sk_8_52 found
-/// less than half as many in 120 s), unless the sampler eliminated the formula once itself
-/// ([`crate::eliminate`]). Figures: `results/README.md`, "splr on the 8 slowest".
-const LIGHT_ELIMINATION_OCCURRENCE_LIMIT: usize = 8;
 
 /// splr 0.17, made diverse by input perturbation.
 #[derive(Debug, Default, Clone, Copy)]
@@ -73,9 +61,6 @@ impl Oracle for Splr {
             quiet_mode: true,
             ..Default::default()
         };
-        if query.preprocessing == Preprocessing::Light {
-            config.elm_var_occ = LIGHT_ELIMINATION_OCCURRENCE_LIMIT;
-        }
         if let Some(t) = query.timeout {
             // splr counts whole seconds.
             config.c_timeout = t.as_secs_f64().ceil().max(1.0);
@@ -135,7 +120,6 @@ mod tests {
             preferred,
             seed,
             timeout: None,
-            preprocessing: Preprocessing::Full,
         }
     }
 
@@ -175,29 +159,34 @@ mod tests {
             .collect()
     }
 
-    /// On a formula this small the flips steer splr; on the case studies they do not (see the
-    /// module's documentation).
+    /// Every variable of `loose` occurs positively about twice as often as negatively, and
+    /// both all-true and all-false are models: splr's first phases come from the flips, not
+    /// from those counts, so a preference for false is followed against them. With splr's
+    /// clause elimination built in, its pass before the search set every phase true here.
     #[test]
-    fn preferred_values_steer_the_model() {
-        let clauses = loose(60);
-        let ones = |pref: bool| match Splr.solve(&query(60, &clauses, Some(&[pref; 60]), 3)) {
+    fn preferred_values_steer_the_model_against_the_more_frequent_signs() {
+        let n = 3000;
+        let clauses = loose(n as i32);
+        let ones = |pref: bool| match Splr.solve(&query(n, &clauses, Some(&vec![pref; n]), 3)) {
             Outcome::Sat(m) => {
                 assert!(satisfies(&clauses, &m));
                 m.iter().filter(|&&b| b).count()
             }
             other => panic!("expected a model, got {other:?}"),
         };
+        let (when_false, when_true) = (ones(false), ones(true));
         assert!(
-            ones(true) > ones(false),
-            "{} vs {}",
-            ones(true),
-            ones(false)
+            when_false < n / 10,
+            "{when_false} of {n} true, preferring false"
+        );
+        assert!(
+            when_true > n - n / 10,
+            "{when_true} of {n} true, preferring true"
         );
     }
 
     /// Random formulas with a planted model, `count` of them with up to `max_vars`
-    /// variables, each solved under its own seed with either preprocessing; every one must
-    /// come back with a model.
+    /// variables, each solved under its own seed; every one must come back with a model.
     fn check_planted_formulas(count: u64, max_vars: u64) {
         let mut state = 1u64;
         let mut next = |m: u64| {
@@ -230,23 +219,15 @@ mod tests {
                     c
                 })
                 .collect();
-            for preprocessing in [Preprocessing::Full, Preprocessing::Light] {
-                let query = Query {
-                    preprocessing,
-                    ..query(n as usize, &clauses, None, round)
-                };
-                match Splr.solve(&query) {
-                    Outcome::Sat(m) => {
-                        assert!(satisfies(&clauses, &m), "bad model on {clauses:?}")
-                    }
-                    other => panic!("{other:?} ({preprocessing:?}) on satisfiable {clauses:?}"),
-                }
+            match Splr.solve(&query(n as usize, &clauses, None, round)) {
+                Outcome::Sat(m) => assert!(satisfies(&clauses, &m), "bad model on {clauses:?}"),
+                other => panic!("{other:?} on satisfiable {clauses:?}"),
             }
         }
     }
 
-    /// Guards the solver build: with some feature sets or settings (its eliminator off)
-    /// splr 0.17.2 answers UNSAT on satisfiable formulas.
+    /// Guards the solver build: with some feature sets or settings (its eliminator switched
+    /// off at run time) splr 0.17.2 answers UNSAT on satisfiable formulas.
     #[test]
     fn planted_formulas_are_always_satisfiable() {
         check_planted_formulas(400, 30);

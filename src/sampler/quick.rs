@@ -13,9 +13,10 @@
 //! Deviation: QuickSampler asks a MaxSAT solver for the *closest* flipped solution; here the
 //! flip is a unit and greedy completion follows σ's values (see `Completer::flipped` at the
 //! end of this file), a near but not always nearest solution. Where greedy completion fails,
-//! splr decides the rest and σ's values are only a hint it barely takes (see
-//! [`crate::oracle::Splr`]): those mutations lie 4-63 support bits from σ on average, where
-//! greedy ones lie 1-3 (`results/README.md`, "splr on the 8 slowest", session 30).
+//! splr decides the rest, starting from σ's values (see [`crate::oracle::Splr`]) but drifting
+//! from them as it searches: with splr's earlier first phases (the more frequent signs), those
+//! mutations lay 4-63 support bits from σ on average, where greedy ones lie 1-3
+//! (`results/README.md`, "splr on the 8 slowest", session 30).
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;

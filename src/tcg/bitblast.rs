@@ -6,7 +6,7 @@
 
 use super::term::{Term, TermId, Terms};
 use crate::formula::Lit;
-use crate::oracle::{Oracle, Outcome, Preprocessing, Query};
+use crate::oracle::{Oracle, Outcome, Query};
 use std::collections::HashMap;
 
 /// A circuit under construction: clauses over variables `1..=num_vars`.
@@ -347,7 +347,6 @@ pub fn solve(
         preferred: Some(&preferred),
         seed: 0,
         timeout,
-        preprocessing: Preprocessing::Full,
     };
     match oracle.solve(&query) {
         Outcome::Sat(model) => Ok(Some(

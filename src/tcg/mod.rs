@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn emitted_cnf_models_are_inputs_of_some_path() {
         use crate::dimacs::{self, Strictness};
-        use crate::oracle::{Outcome, Preprocessing, Query};
+        use crate::oracle::{Outcome, Query};
         let r = report(examples::MID, "mid", 2, 8);
         let text = emit_cnf(&r.terms, &r.guided.test_cases);
         let cnf = dimacs::parse(text.as_bytes(), Strictness::Strict)
@@ -507,7 +507,6 @@ mod tests {
                 preferred: None,
                 seed,
                 timeout: None,
-                preprocessing: Preprocessing::Full,
             };
             let Outcome::Sat(model) = Splr.solve(&query) else {
                 panic!("the emitted CNF is unsatisfiable")

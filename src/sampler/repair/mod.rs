@@ -18,7 +18,7 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::eliminate::{eliminate, Elimination};
 use crate::formula::{literal, var_index, Cnf, Lit};
-use crate::oracle::{Oracle, Outcome, Preprocessing, Query};
+use crate::oracle::{Oracle, Outcome, Query};
 use crate::propagate::{Propagator, Watches};
 use crate::refute::Refuter;
 use crate::verify::Checker;
@@ -430,15 +430,6 @@ impl<'a> Completer<'a> {
             preferred: keep_preferences.then_some(&phases[..]),
             seed,
             timeout: Some(timeout),
-            // Kept preferences: a residual near a given assignment (a repair), not a search
-            // from scratch. A formula eliminated once needs no more than light elimination
-            // even from scratch (LoginService2.sk_23_36: fresh solutions p50 28 ms, against
-            // 41 ms with splr's own).
-            preprocessing: if keep_preferences || elimination.is_some() {
-                Preprocessing::Light
-            } else {
-                Preprocessing::Full
-            },
         };
         match self.oracle.solve(&query) {
             Outcome::Sat(model) => {
