@@ -1,10 +1,11 @@
 //! Bounded variable elimination, done once per formula, for an oracle rebuilt per query.
 //!
-//! splr runs its own eliminator again on every query: about a third of a repair-bound run
-//! (perf, LoginService2.sk_23_36), and the variables it removes are the same each time, the
+//! splr's own eliminator ran again on every query: about a third of a repair-bound run
+//! (perf, LoginService2.sk_23_36), and the variables it removed were the same each time, the
 //! dependent ones of the formula's gates. Removing them once, outside the independent support,
-//! leaves splr a smaller formula to build and simplify per query. The support stays: the
-//! sampler keeps and prefers values there, and diversity is measured there.
+//! leaves splr a smaller formula to build per query, and splr is built without its eliminator
+//! ([`crate::oracle::Splr`]). The support stays: the sampler keeps and prefers values there,
+//! and diversity is measured there.
 //!
 //! Eliminating `x` replaces the clauses holding `x` or `¬x` by their resolvents on `x` (as
 //! SatELite does, only where that adds at most a few clauses). The reduced formula, under any
