@@ -134,6 +134,12 @@ const MEASURED_TOGETHER: usize = 32;
 /// How long merging goes on once the time limit or an interrupt has ended the run.
 const MERGE_GRACE: Duration = Duration::from_millis(250);
 
+/// `elapsed`, but for the rounds settled meanwhile (`settled`: their settling), which counts
+/// in those rounds' seconds.
+fn without_settling(elapsed: Duration, settled: Duration) -> Duration {
+    elapsed.saturating_sub(settled)
+}
+
 /// One run of the loop: its suite, its running NCD and its report.
 pub(super) struct Snap<'a> {
     config: &'a SnapConfig,
@@ -149,8 +155,8 @@ pub(super) struct Snap<'a> {
     /// coordinator's, however the ranks' work goes on meanwhile. Timed a burst at a time
     /// ([`Snap::merge_burst`]), the deadline checked per verdict on a [`CoarseClock`].
     merging: Duration,
-    /// Time spent settling rounds (reading their measures, reporting them): each in the
-    /// settled round's seconds, and left out of the round that was running meanwhile.
+    /// Time spent settling rounds (reading their measures): each in the settled round's
+    /// seconds, and left out of whatever was timed meanwhile ([`without_settling`]).
     settling: Duration,
     suite: Suite<'a>,
     /// The variables NCD is measured on.
@@ -282,7 +288,7 @@ impl<'a> Snap<'a> {
     /// The time since `clock` started counted as merging, but for rounds settled meanwhile
     /// (`settled`: the settling time then).
     fn merged(&mut self, clock: &CoarseClock, settled: Duration) {
-        self.merging += clock.elapsed().saturating_sub(self.settling - settled);
+        self.merging += without_settling(clock.elapsed(), self.settling - settled);
     }
 
     /// True from [`MERGE_GRACE`] after the budget was found spent, once the suite holds a

@@ -10,7 +10,7 @@
 //! same; a round prepared and then not run, or run and dropped (the stop rule said stop),
 //! costs its work at the end of a run.
 
-use super::{draw, Snap};
+use super::{draw, without_settling, Snap};
 use crate::assignment::Assignment;
 use crate::budget::CoarseClock;
 use crate::sampler::work::{Demand, Task, Verdict, Workforce};
@@ -44,12 +44,6 @@ impl Run {
         let coordinators = self.messaged + self.settled;
         self.elapsed.saturating_sub(coordinators).as_secs_f64()
     }
-}
-
-/// A round's own time, `elapsed` since it started but for settling the round before
-/// (`settled`), which counts in that round's seconds.
-fn own_time(elapsed: Duration, settled: Duration) -> Duration {
-    elapsed.saturating_sub(settled)
 }
 
 /// Who draws a round's candidates.
@@ -211,7 +205,7 @@ impl Snap<'_> {
             stopped = self.settle(last, observer);
         }
         let own_seconds = |snap: &Self| {
-            preparing + own_time(started.elapsed(), snap.settling - settled).as_secs_f64()
+            preparing + without_settling(started.elapsed(), snap.settling - settled).as_secs_f64()
         };
         if let Some(stop) = stopped {
             self.drop_verdicts(&held);
@@ -399,7 +393,8 @@ mod tests {
                 settled: settled_in_run,
             };
             let elapsed = before + run.elapsed + settled_after + after;
-            let seconds = own_time(elapsed, settled_in_run + settled_after).as_secs_f64();
+            let seconds =
+                without_settling(elapsed, settled_in_run + settled_after).as_secs_f64();
             let working = run.working();
             prop_assert!((working - work.as_secs_f64()).abs() < 1e-9);
             prop_assert!(seconds - working >= messaged.as_secs_f64() - 1e-9);
