@@ -79,7 +79,7 @@ fn benches(c: &mut Criterion) {
 
     let hundred: Vec<&Assignment> = tests.iter().take(100).collect();
     c.bench_function("deltas/100-samples", |b| {
-        b.iter(|| sampler::snap::deltas::DeltaPool::from_samples(black_box(&hundred)))
+        b.iter(|| sampler::snap::deltas::DeltaPool::from_samples(black_box(&hundred), &|| false))
     });
 
     // Completing a test by propagation, as a repair does on a circuit: its inputs decide

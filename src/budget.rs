@@ -33,6 +33,11 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// The interrupt flag, for work that must watch it on a thread of its own.
+    pub fn interrupt(&self) -> Option<&'a AtomicBool> {
+        self.interrupt
+    }
+
     /// True once the interrupt was set.
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))

@@ -304,23 +304,29 @@ fn help_lists_the_paper_parameters() {
     }
 }
 
+/// The same seed gives the same suite on any threads: with the default (native) for the same
+/// --lanes, with splr whatever the lanes.
 #[test]
 fn same_seed_gives_the_same_suite_from_the_cli() {
     let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
-    let run = |threads: &str| {
-        let o = snapsat(&[
-            "sample",
-            mid.to_str().unwrap(),
-            "-s",
-            "11",
-            "-j",
-            threads,
-            "-q",
-        ]);
-        assert!(o.status.success());
-        o.stdout
-    };
-    assert_eq!(run("1"), run("2"));
+    for solver in [["--lanes", "2"], ["--solver", "splr"]] {
+        let run = |threads: &str| {
+            let mut args = vec![
+                "sample",
+                mid.to_str().unwrap(),
+                "-s",
+                "11",
+                "-j",
+                threads,
+                "-q",
+            ];
+            args.extend(solver);
+            let o = snapsat(&args);
+            assert!(o.status.success());
+            o.stdout
+        };
+        assert_eq!(run("1"), run("2"), "{solver:?}");
+    }
 }
 
 #[test]
@@ -372,8 +378,16 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let run = sample_mid;
-    let alone = run(&[]);
-    let spread = run(&["--ranks", "3", "--stats", stats.to_str().unwrap()]);
+    // splr's suite is the seed's on any ranks (native's, with --sharded: see mpi-check).
+    let alone = run(&["--solver", "splr"]);
+    let spread = run(&[
+        "--solver",
+        "splr",
+        "--ranks",
+        "3",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
     assert!(!alone.is_empty());
     assert_eq!(alone, spread);
     let stats = read_stats(stats);
@@ -837,4 +851,32 @@ fn progress_reaches_a_log_that_is_no_terminal() {
     assert_eq!(run(&["--progress", "1e-9", "-q"]), 0);
     // The default, 10 s, is longer than the whole run.
     assert_eq!(run(&[]), 0);
+}
+
+/// A run says one line on standard error: tests, time, rounds and why they ended, NCD and
+/// where the tests are; `--verbose` adds the internals, naming the round the stop rule
+/// dropped so that its repairs in the latencies do not contradict the counts.
+#[test]
+fn the_summary_is_one_line_and_verbose_adds_the_internals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mid.txt");
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let args = ["sample", mid.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    let o = snapsat(&args);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for part in ["tests in", "round", "NCD", "`c ind`", out.to_str().unwrap()] {
+        assert!(err.contains(part), "`{part}` missing from: {err}");
+    }
+    assert!(!err.contains("1 rounds"), "{err}");
+    let mut verbose = args.to_vec();
+    verbose.push("--verbose");
+    let o = snapsat(&verbose);
+    let err = stderr(&o);
+    assert!(err.lines().count() > 3, "{err}");
+    assert!(err.contains("work/coordinator"), "{err}");
+    if err.contains("repair 1000") {
+        assert!(err.contains("dropped by the stop rule"), "{err}");
+    }
 }

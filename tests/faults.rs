@@ -564,3 +564,201 @@ fn an_output_that_cannot_be_a_file_is_refused_before_the_run() {
     let o = snapsat(&["minimize", example(), example(), "-o", path(&missing)]);
     assert_status(&o, 2, "there is no folder");
 }
+
+/// Runs snapsat with `stdin` as its standard input.
+fn snapsat_reading(args: &[&str], stdin: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_snapsat"))
+        .args(args)
+        .stdin(std::fs::File::open(stdin).unwrap())
+        .output()
+        .unwrap()
+}
+
+// Issue 58.1: a formula read from standard input was overwritten by `-o` (or `--stats`,
+// `/dev/stdin`, `/proc/self/fd/0`) naming the same file.
+#[test]
+fn an_output_onto_the_standard_input_is_refused_and_the_formula_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f.cnf");
+    std::fs::copy(example(), &f).unwrap();
+    let original = std::fs::read(&f).unwrap();
+    let tests = dir.path().join("tests.txt");
+    let made = snapsat(&["sample", example(), "--max-tests", "5", "-o", path(&tests)]);
+    assert!(made.status.success());
+    for args in [
+        vec!["sample", "-", "-t", "2", "-q", "-o", path(&f)],
+        vec!["sample", "-", "-t", "2", "-q", "-o", "/dev/stdin"],
+        vec!["sample", "-", "-t", "2", "-q", "-o", "/proc/self/fd/0"],
+        vec!["sample", "-", "-t", "2", "-q", "--stats", path(&f)],
+        vec!["minimize", "-", path(&tests), "-o", path(&f)],
+    ] {
+        let o = snapsat_reading(&args, &f);
+        assert_status(&o, 2, "is the formula");
+        assert_eq!(std::fs::read(&f).unwrap(), original, "{args:?}");
+    }
+    // A formula piped in, and an output of its own: the run goes ahead.
+    let suite = dir.path().join("suite.txt");
+    let o = snapsat_reading(&["sample", "-", "--max-tests", "3", "-o", path(&suite)], &f);
+    assert_status(&o, 0, "");
+    assert_eq!(std::fs::read_to_string(&suite).unwrap().lines().count(), 3);
+}
+
+// Issue 58.6: whole-file outputs to /dev/stdout or /proc/self/fd/1 failed on a pipe ("No such
+// file or directory"): the link was followed by hand to `pipe:[…]`.
+#[test]
+fn whole_file_outputs_to_standard_output_reach_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.txt");
+    for flag in ["--stats", "--small"] {
+        for target in ["/dev/stdout", "/proc/self/fd/1"] {
+            let o = snapsat(&[
+                "sample",
+                example(),
+                "--max-tests",
+                "20",
+                "-q",
+                "-o",
+                path(&suite),
+                flag,
+                target,
+            ]);
+            assert_status(&o, 0, "");
+            assert!(!o.stdout.is_empty(), "{flag} {target}: nothing written");
+        }
+    }
+    let o = snapsat(&[
+        "tcg",
+        &tcg_example("lcm.tcg"),
+        "-m",
+        "lcm",
+        "--emit-cnf",
+        "/dev/stdout",
+    ]);
+    assert_status(&o, 0, "");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("p cnf"));
+}
+
+// Issue 58.7: more threads than the machine allows panicked in a rank's spawn (exit 101);
+// under `ulimit -v` the process aborted (134). The plan is checked before any work.
+#[test]
+fn more_threads_than_allowed_are_refused_before_the_run() {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1000000 && exec {} sample {} --ranks 1024 -j 1024",
+            env!("CARGO_BIN_EXE_snapsat"),
+            example()
+        ))
+        .output()
+        .unwrap();
+    assert_status(&o, 2, "ulimit -v");
+}
+
+// Issue 58.9: `-o` through a dangling link to a missing folder, or ending in `/`, was refused
+// only after the run (exit 1).
+#[test]
+fn an_output_through_a_dangling_link_or_ending_in_a_slash_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("gone").join("suite.txt"), &link).unwrap();
+    let o = snapsat(&["sample", example(), "-o", path(&link)]);
+    assert_status(&o, 2, "there is no folder");
+    let slashed = format!("{}/", path(&dir.path().join("suite")));
+    let o = snapsat(&["sample", example(), "-o", &slashed]);
+    assert_status(&o, 2, "ends in `/`");
+}
+
+// Issue 58.10: resuming a file without tests was accepted silently.
+#[test]
+fn resuming_a_file_without_tests_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("empty.txt", ""), ("comments.txt", "c nothing here\n")] {
+        let suite = dir.path().join(name);
+        std::fs::write(&suite, text).unwrap();
+        let o = snapsat(&["sample", example(), "--resume", path(&suite)]);
+        assert_status(&o, 2, "holds no tests");
+        assert_eq!(std::fs::read_to_string(&suite).unwrap(), text);
+    }
+}
+
+// Issue 58.11: with no variables, `--format bits` wrote an empty line that `verify` could not
+// read back, and `--resume` appended a DIMACS `0` to it.
+#[test]
+fn a_formula_without_variables_is_not_written_as_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let formula = dir.path().join("zero.cnf");
+    std::fs::write(&formula, "p cnf 0 0\n").unwrap();
+    let suite = dir.path().join("suite.txt");
+    let o = snapsat(&[
+        "sample",
+        path(&formula),
+        "--format",
+        "bits",
+        "-o",
+        path(&suite),
+    ]);
+    assert_status(&o, 2, "--format dimacs");
+    assert!(!suite.exists());
+    let o = snapsat(&["sample", path(&formula), "-o", path(&suite)]);
+    assert_status(&o, 0, "");
+    let o = snapsat(&["sample", path(&formula), "--resume", path(&suite)]);
+    assert_status(&o, 0, "");
+    assert_eq!(std::fs::read_to_string(&suite).unwrap(), "0\n");
+    verify_ok(path(&formula), &suite);
+}
+
+// Issue 58.12: `1 2 -0`, `+2` and `p cnf 03 002` were accepted in strict mode.
+#[test]
+fn numbers_not_written_as_dimacs_writes_them_are_refused_unless_relaxed() {
+    let dir = tempfile::tempdir().unwrap();
+    let formula = dir.path().join("f.cnf");
+    for (text, line, column) in [
+        ("p cnf 2 1\n1 2 -0\n", 2, 5),
+        ("p cnf 2 1\n+2 0\n", 2, 1),
+        ("p cnf 03 002\n1 0\n2 0\n", 1, 7),
+    ] {
+        std::fs::write(&formula, text).unwrap();
+        let o = snapsat(&["sample", path(&formula), "--max-tests", "1", "-q"]);
+        assert_status(&o, 2, &format!("line {line}, column {column}"));
+        assert!(stderr(&o).contains("--relaxed"), "{}", stderr(&o));
+        let o = snapsat(&[
+            "sample",
+            path(&formula),
+            "--max-tests",
+            "1",
+            "-q",
+            "--relaxed",
+        ]);
+        assert_status(&o, 0, "");
+    }
+}
+
+// Issue 58.13: flags that mean nothing for the chosen algorithm were accepted silently.
+#[test]
+fn flags_of_the_other_algorithm_are_refused_by_name() {
+    for (args, flag) in [
+        (vec!["--max-candidates", "10"], "--max-candidates"),
+        (
+            vec!["-a", "quicksampler", "--max-rounds", "2"],
+            "--max-rounds",
+        ),
+        (vec!["-a", "quicksampler", "--lanes", "2"], "--lanes"),
+        (vec!["-a", "quicksampler", "--solver", "native"], "--solver"),
+    ] {
+        let mut all = vec!["sample", example(), "-q"];
+        all.extend(args);
+        let o = snapsat(&all);
+        assert_status(&o, 2, flag);
+    }
+    // QuickSampler without --solver runs splr, its own.
+    let o = snapsat(&[
+        "sample",
+        example(),
+        "-a",
+        "quicksampler",
+        "--max-tests",
+        "3",
+        "-q",
+    ]);
+    assert_status(&o, 0, "");
+}

@@ -76,12 +76,35 @@ fn tokens(line: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     })
 }
 
-fn parse_int(token: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(token).ok()?;
-    if text.len() > 12 {
-        return None;
+/// A number as DIMACS writes it: digits with an optional `-`, no `+`, no leading zeros, and
+/// 0 without a sign (`1 2 -0` ends no clause a DIMACS tool would agree on).
+fn canonical(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" && digits.len() == text.len() || !digits.starts_with('0'))
+}
+
+impl Parser<'_> {
+    /// `token` as a number: in strict mode only as DIMACS writes it ([`canonical`]).
+    fn int(&self, token: &[u8]) -> Option<i64> {
+        let text = std::str::from_utf8(token).ok()?;
+        if text.len() > 12 || self.strictness == Strictness::Strict && !canonical(text) {
+            return None;
+        }
+        text.parse::<i64>().ok()
     }
-    text.parse::<i64>().ok()
+
+    /// What an error on `token` adds when only strict mode refuses it.
+    fn relaxed_hint(&self, token: &[u8]) -> &'static str {
+        let text = std::str::from_utf8(token).unwrap_or("");
+        if self.strictness == Strictness::Strict && text.len() <= 12 && text.parse::<i64>().is_ok()
+        {
+            " (DIMACS writes numbers without `+`, leading zeros or `-0`; --relaxed accepts it)"
+        } else {
+            ""
+        }
+    }
 }
 
 fn show(token: &[u8]) -> String {
@@ -154,11 +177,15 @@ impl Parser<'_> {
                     ),
                 ));
             }
-            let value = parse_int(token).ok_or_else(|| {
+            let value = self.int(token).ok_or_else(|| {
                 error(
                     line_no,
                     column,
-                    format!("expected a variable number, found `{}`", show(token)),
+                    format!(
+                        "expected a variable number, found `{}`{}",
+                        show(token),
+                        self.relaxed_hint(token)
+                    ),
                 )
             })?;
             if value == 0 {
@@ -223,13 +250,17 @@ impl Parser<'_> {
                     format!("{expect}: missing the {what}"),
                 ));
             };
-            numbers[i] = match parse_int(tok) {
+            numbers[i] = match self.int(tok) {
                 Some(n) if n >= 0 => n as usize,
                 _ => {
                     return Err(error(
                         line_no,
                         col,
-                        format!("expected the {what} (a number ≥ 0), found `{}`", show(tok)),
+                        format!(
+                            "expected the {what} (a number ≥ 0), found `{}`{}",
+                            show(tok),
+                            self.relaxed_hint(tok)
+                        ),
                     ))
                 }
             };
@@ -295,13 +326,14 @@ impl Parser<'_> {
                     ),
                 ));
             };
-            let value = parse_int(token).ok_or_else(|| {
+            let value = self.int(token).ok_or_else(|| {
                 error(
                     line_no,
                     column,
                     format!(
-                        "expected a literal (a non-zero integer) or 0, found `{}`",
-                        show(token)
+                        "expected a literal (a non-zero integer) or 0, found `{}`{}",
+                        show(token),
+                        self.relaxed_hint(token)
                     ),
                 )
             })?;

@@ -295,7 +295,13 @@ pub fn coordinate<E: Ranks>(
     } = *run;
     std::thread::scope(|scope| {
         for line in lines {
-            scope.spawn(move || run_rank(line, threads, checker, solvers, interrupt));
+            let rank = line.rank;
+            std::thread::Builder::new()
+                .name(format!("snapsat-rank{rank}"))
+                .spawn_scoped(scope, move || {
+                    run_rank(line, threads, checker, solvers, interrupt)
+                })
+                .map_err(|e| SampleError::Distribution(format!("cannot start rank {rank}: {e}")))?;
         }
         let fingerprint = checker.cnf().fingerprint();
         let budget = Budget::new(run.config.time_limit, interrupt);
@@ -817,7 +823,7 @@ mod tests {
                 o,
             )
         });
-        assert!(matches!(err, SampleError::Unknown(_)), "{err}");
+        assert!(matches!(err, SampleError::Interrupted), "{err}");
     }
 
     fn collect_err(

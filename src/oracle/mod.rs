@@ -18,6 +18,7 @@ pub use self::splr::Splr;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// A satisfiability question: clauses over variables `1..=num_vars`.
@@ -33,6 +34,9 @@ pub struct Query<'a> {
     pub seed: u64,
     /// Give up after this long (unknown), if set.
     pub timeout: Option<Duration>,
+    /// Give up at once (unknown) when this is set: SIGINT and SIGTERM must end a run within a
+    /// second, and a solver without a terminate hook (splr) is then left to finish alone.
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
 /// What the solver found.

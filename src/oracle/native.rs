@@ -118,6 +118,7 @@ impl<'a> NativeSession<'a> {
             seed: self.calls,
             // splr counts whole seconds, rounding up.
             timeout: time_left.map(|left| Duration::from_secs(left.as_secs())),
+            interrupt: self.budget.interrupt(),
         };
         match Splr.solve(&query) {
             Outcome::Sat(values) => Answer::Model(Assignment::from_values(&values)),

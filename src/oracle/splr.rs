@@ -19,6 +19,9 @@ use crate::formula::{var_index, Lit};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// splr 0.17, made diverse by input perturbation.
 #[derive(Debug, Default, Clone, Copy)]
@@ -65,41 +68,108 @@ impl Oracle for Splr {
             // splr counts whole seconds.
             config.c_timeout = t.as_secs_f64().ceil().max(1.0);
         }
-        // Variables that occur in no clause are unknown to splr and come back false, which
-        // the polarity flip turns into the preferred value.
-        let mut solver = match splr::Solver::try_from((config, clauses.as_slice())) {
-            Ok(solver) => solver,
-            Err(Ok(splr::Certificate::UNSAT)) => return Outcome::Unsat,
-            Err(Ok(splr::Certificate::SAT(_))) => unreachable!("splr does not solve while loading"),
-            Err(Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_))) => {
-                return Outcome::Unsat
-            }
-            Err(Err(e)) => {
-                return Outcome::Unknown(format!("splr could not load the formula: {e}"))
-            }
-        };
-        use splr::SolveIF;
-        match solver.solve() {
-            Ok(splr::Certificate::SAT(model)) => {
-                let mut shown_value = vec![false; n];
-                for lit in model {
-                    let v = lit.unsigned_abs() as usize;
-                    if v >= 1 && v <= n {
-                        shown_value[v - 1] = lit > 0;
-                    }
+        let search = move || {
+            let model = match search(config, &clauses) {
+                Ok(model) => model,
+                Err(outcome) => return outcome,
+            };
+            let mut shown_value = vec![false; n];
+            for lit in model {
+                let v = lit.unsigned_abs() as usize;
+                if v >= 1 && v <= n {
+                    shown_value[v - 1] = lit > 0;
                 }
-                Outcome::Sat(
-                    (0..n)
-                        .map(|v| shown_value[renamed[v] as usize] != flipped[v])
-                        .collect(),
-                )
             }
-            Ok(splr::Certificate::UNSAT) => Outcome::Unsat,
-            Err(splr::SolverError::TimeOut) => Outcome::Unknown("time-out".into()),
-            Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_)) => {
-                Outcome::Unsat
+            Outcome::Sat(
+                (0..n)
+                    .map(|v| shown_value[renamed[v] as usize] != flipped[v])
+                    .collect(),
+            )
+        };
+        match query.interrupt {
+            Some(interrupt) => abandonable(search, interrupt, query.timeout),
+            None => search(),
+        }
+    }
+}
+
+/// splr's model of `clauses` (as it names the literals), or the outcome without one.
+fn search(config: splr::Config, clauses: &[Vec<i32>]) -> Result<Vec<i32>, Outcome> {
+    // Variables that occur in no clause are unknown to splr and come back false, which the
+    // polarity flip turns into the preferred value.
+    let mut solver = match splr::Solver::try_from((config, clauses)) {
+        Ok(solver) => solver,
+        Err(Ok(splr::Certificate::UNSAT)) => return Err(Outcome::Unsat),
+        Err(Ok(splr::Certificate::SAT(_))) => unreachable!("splr does not solve while loading"),
+        Err(Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_))) => {
+            return Err(Outcome::Unsat)
+        }
+        Err(Err(e)) => {
+            return Err(Outcome::Unknown(format!(
+                "splr could not load the formula: {e}"
+            )))
+        }
+    };
+    use splr::SolveIF;
+    match solver.solve() {
+        Ok(splr::Certificate::SAT(model)) => Ok(model),
+        Ok(splr::Certificate::UNSAT) => Err(Outcome::Unsat),
+        Err(splr::SolverError::TimeOut) => Err(Outcome::Unknown("time-out".into())),
+        Err(splr::SolverError::EmptyClause | splr::SolverError::RootLevelConflict(_)) => {
+            Err(Outcome::Unsat)
+        }
+        Err(e) => Err(Outcome::Unknown(format!("splr: {e}"))),
+    }
+}
+
+/// How often a caller waiting on an abandonable search looks at the interrupt.
+const INTERRUPT_POLL: Duration = Duration::from_millis(10);
+
+/// `search` on a thread of its own, given up (unknown) as soon as `interrupt` is set or
+/// `timeout` has passed: splr has no terminate hook and counts its own limit in whole
+/// seconds, so an interrupted run would otherwise wait for its search to end. The abandoned
+/// thread ends by its own time limit or with the process. Where no thread can be started,
+/// the search runs here.
+fn abandonable(
+    search: impl FnOnce() -> Outcome + Send + 'static,
+    interrupt: &AtomicBool,
+    timeout: Option<Duration>,
+) -> Outcome {
+    let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+    let (answer, answered) = crossbeam_channel::bounded(1);
+    let search = Arc::new(Mutex::new(Some(search)));
+    let spawned = {
+        let search = search.clone();
+        std::thread::Builder::new()
+            .name("splr".into())
+            .spawn(move || {
+                let search = search.lock().ok().and_then(|mut s| s.take());
+                if let Some(search) = search {
+                    let _ = answer.send(search());
+                }
+            })
+    };
+    if spawned.is_err() {
+        let search = search.lock().ok().and_then(|mut s| s.take());
+        return search.map_or_else(|| Outcome::Unknown("splr could not start".into()), |s| s());
+    }
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return Outcome::Unknown("interrupted".into());
+        }
+        let wait = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) => left.min(INTERRUPT_POLL),
+                None => return Outcome::Unknown("time-out".into()),
+            },
+            None => INTERRUPT_POLL,
+        };
+        match answered.recv_timeout(wait) {
+            Ok(outcome) => return outcome,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Outcome::Unknown("splr failed".into())
             }
-            Err(e) => Outcome::Unknown(format!("splr: {e}")),
         }
     }
 }
@@ -120,6 +190,7 @@ mod tests {
             preferred,
             seed,
             timeout: None,
+            interrupt: None,
         }
     }
 

@@ -203,6 +203,11 @@ impl Quick<'_> {
                 self.suite.admit(&done.test, observer)?;
                 done.test
             }
+            Err(Failure::Unknown(_))
+                if self.suite.is_empty() && self.interrupt.load(Ordering::Relaxed) =>
+            {
+                return Err(SampleError::Interrupted)
+            }
             Err(Failure::Unsat) if self.suite.is_empty() => return Err(SampleError::Unsat),
             Err(Failure::Unknown(why)) if self.suite.is_empty() => {
                 return Err(SampleError::Unknown(why))

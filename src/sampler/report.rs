@@ -195,6 +195,9 @@ pub enum SampleError {
     /// No solution was found in time, and none was proved impossible.
     #[error("no solution found: {0}")]
     Unknown(String),
+    /// SIGINT or SIGTERM came before the first test.
+    #[error("interrupted before the first test")]
+    Interrupted,
     /// The observer could not take a test (its file could not be written).
     #[error("writing a test failed: {0}")]
     Output(#[from] std::io::Error),

@@ -179,6 +179,11 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
+    /// The budget no task starts after.
+    pub fn budget(&self) -> Budget<'a> {
+        self.budget
+    }
+
     /// A worker for the formula behind `checker`; no task starts once `budget` is spent.
     pub fn new(checker: &'a Checker<'a>, solvers: Solvers<'a>, budget: Budget<'a>) -> Self {
         Worker {

@@ -347,6 +347,7 @@ pub fn solve(
         preferred: Some(&preferred),
         seed: 0,
         timeout,
+        interrupt: None,
     };
     match oracle.solve(&query) {
         Outcome::Sat(model) => Ok(Some(

@@ -172,7 +172,14 @@ pub fn run(
     let unknown = || TcgError::UnknownMethod(config.method.clone());
     rules.method_block(&config.method).ok_or_else(unknown)?;
     let sliced = config.criterion == Criterion::AllLocalPaths;
-    let traces = traces::generate(rules, &config.method, config.loop_k, sliced, config.limit);
+    let traces = traces::generate(
+        rules,
+        &config.method,
+        config.loop_k,
+        sliced,
+        config.limit,
+        budget,
+    );
     let explorer = || {
         Explorer::new(
             rules,
@@ -507,6 +514,7 @@ mod tests {
                 preferred: None,
                 seed,
                 timeout: None,
+                interrupt: None,
             };
             let Outcome::Sat(model) = Splr.solve(&query) else {
                 panic!("the emitted CNF is unsatisfiable")

@@ -8,6 +8,7 @@
 //! at most k times.
 
 use super::rules::{BlockId, BlockKind, Instr, Rules};
+use crate::budget::Budget;
 use std::collections::HashMap;
 
 /// Which rules a run took: a tree of blocks, each with the rule taken and the blocks it called.
@@ -117,8 +118,16 @@ enum Ends {
 
 /// `generateTrace`: every trace of the trace-abstraction from `method`'s block within
 /// loop-`k`; `sliced` applies Definition 7 (all-local-paths), otherwise callees are
-/// expanded too (all-paths). Stops at `limit` traces.
-pub fn generate(rules: &Rules, method: &str, k: usize, sliced: bool, limit: usize) -> Vec<Trace> {
+/// expanded too (all-paths). Stops at `limit` traces, or with those found so far once
+/// `budget` runs out (a large loop-k gives more traces than any time limit allows).
+pub fn generate(
+    rules: &Rules,
+    method: &str,
+    k: usize,
+    sliced: bool,
+    limit: usize,
+    budget: Budget,
+) -> Vec<Trace> {
     let Some(entry) = rules.method_block(method) else {
         return Vec::new();
     };
@@ -128,18 +137,28 @@ pub fn generate(rules: &Rules, method: &str, k: usize, sliced: bool, limit: usiz
         k,
         sliced,
         limit,
+        budget,
         active: HashMap::new(),
         throws: HashMap::new(),
     };
     // A callee that may throw as its rule's last call gives the same trace either way: one
     // local path.
     let mut seen = std::collections::HashSet::new();
-    g.block(entry)
-        .into_iter()
+    let mut found = g.block(entry).into_iter();
+    let traces = found
+        .by_ref()
         .map(|(t, _)| t)
+        .take_while(|_| !budget.exhausted())
         .filter(|t| seen.insert(t.clone()))
         .take(limit)
-        .collect()
+        .collect();
+    // Freeing what was left (deep traces of a large loop-k: a gigabyte) took longer than the
+    // time limit allowed; it is freed beside the run, which goes on to report.
+    if found.len() > 0 {
+        let aside = std::thread::Builder::new().spawn(move || drop(found));
+        drop(aside);
+    }
+    traces
 }
 
 struct Generator<'a> {
@@ -148,6 +167,7 @@ struct Generator<'a> {
     k: usize,
     sliced: bool,
     limit: usize,
+    budget: Budget<'a>,
     /// Blocks on the current call path and how often: loop iterations and recursion depth.
     active: HashMap<BlockId, usize>,
     /// Whether a method's run may end in an exception, by its block.
@@ -161,7 +181,7 @@ impl Generator<'_> {
         *depth += 1;
         let bounded = matches!(block.kind, BlockKind::Loop | BlockKind::Method);
         let mut out = Vec::new();
-        if !bounded || *depth <= self.k + 1 {
+        if (!bounded || *depth <= self.k + 1) && !self.budget.exhausted() {
             for (r, rule) in block.rules.iter().enumerate() {
                 for (children, ends) in self.items(&rule.body) {
                     out.push((
@@ -196,6 +216,7 @@ impl Generator<'_> {
             k: self.k.max(1),
             sliced: false,
             limit: self.limit,
+            budget: self.budget,
             active: HashMap::new(),
             throws: HashMap::new(),
         };
@@ -208,6 +229,9 @@ impl Generator<'_> {
     fn items(&mut self, body: &[Instr]) -> Vec<(Vec<Trace>, Ends)> {
         let mut partial: Vec<(Vec<Trace>, Ends)> = vec![(Vec::new(), Ends::Normally)];
         for instr in body {
+            if self.budget.exhausted() {
+                return Vec::new();
+            }
             let mut next = Vec::new();
             for (children, ends) in partial {
                 if ends != Ends::Normally {

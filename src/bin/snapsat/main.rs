@@ -7,6 +7,7 @@ mod flags;
 mod minimize;
 mod output;
 mod sample;
+mod signals;
 mod summary;
 mod tcg;
 
@@ -17,8 +18,6 @@ use snapsat::formula::Cnf;
 use snapsat::testfile::TestFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// splr is rebuilt for every query and allocates its clause database afresh each time:
 /// with the system allocator, malloc and free were 15% of a splr run of doublyLinkedList.
@@ -158,15 +157,6 @@ pub fn read_formula(input: &InputArgs, quiet: bool) -> Result<Cnf> {
         }
     }
     Ok(parsed.cnf)
-}
-
-/// A flag that SIGINT and SIGTERM set, so that work stops keeping what it found.
-pub fn interrupt_on_signals() -> Result<Arc<AtomicBool>> {
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let flag = interrupt.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .map_err(|e| anyhow::anyhow!("cannot install the interrupt handler: {e}"))?;
-    Ok(interrupt)
 }
 
 /// Reads a whole text input (exit 2 when missing, a folder, or not UTF-8).

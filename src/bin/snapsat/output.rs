@@ -27,10 +27,43 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// True when `out` names what standard input reads: `-` is read through file descriptor 0,
+/// which may be a file (`< f.cnf`) that `-o f.cnf`, `-o /dev/stdin` or `/proc/self/fd/0`
+/// would empty before it is read. A terminal or `/dev/null` is no file to lose.
+#[cfg(unix)]
+fn is_standard_input(out: &Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(stdin) = io::stdin().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let (Ok(input), Ok(output)) = (File::from(stdin).metadata(), std::fs::metadata(out)) else {
+        return false;
+    };
+    input.dev() == output.dev()
+        && input.ino() == output.ino()
+        && !input.file_type().is_char_device()
+}
+
+#[cfg(not(unix))]
+fn is_standard_input(_: &Path) -> bool {
+    false
+}
+
+/// True when the output `out` would write over the input named `input` (`-`: standard input).
+fn overwrites(out: &Path, input: &Path) -> bool {
+    if input.as_os_str() == "-" {
+        is_standard_input(out)
+    } else {
+        same_file(out, input)
+    }
+}
+
 /// Refuses (exit 2), before any work, an output that is an input or another output (`-o
-/// f.cnf` on the formula would destroy it), or that no file can be written to: a folder, or
-/// a path in a folder that does not exist (a `--stats` path like that failed only once the
-/// run had ended). `-` (standard input) is no file.
+/// f.cnf` on the formula would destroy it, whether it is named or read as `-` from standard
+/// input), or that no file can be written to: a folder, a path in a folder that does not
+/// exist (a `--stats` path like that failed only once the run had ended), or a path that
+/// ends in `/`.
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
     for (i, (flag, out)) in outputs.iter().enumerate() {
         if out.is_dir() {
@@ -39,7 +72,15 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
                 out.display()
             )));
         }
-        let folder = match out.parent() {
+        if out.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(usage(format!(
+                "{flag} {} ends in `/`: name a file, not a folder",
+                out.display()
+            )));
+        }
+        // Through a symbolic link, the file is made where the link points.
+        let target = followed(out);
+        let folder = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
@@ -50,8 +91,8 @@ pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Res
                 folder.display()
             )));
         }
-        for (what, input) in inputs.iter().filter(|(_, p)| p.as_os_str() != "-") {
-            if same_file(out, input) {
+        for (what, input) in inputs {
+            if overwrites(out, input) {
                 return Err(usage(format!(
                     "{flag} {} is the {what}: it would be overwritten; choose another file",
                     out.display()
@@ -131,15 +172,16 @@ impl Write for LazyFile {
 /// it names (the link stays), and a device or a pipe (`--stats /dev/null`, `/dev/stdout`)
 /// is written to in place — renamed over, as root, /dev/null had become a regular file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let target = followed(path);
-    let special = std::fs::metadata(&target).is_ok_and(|m| !m.is_file());
+    // The kernel follows the links itself: `/dev/stdout` on a pipe leads through
+    // `/proc/self/fd/1` to `pipe:[…]`, which names no file that a path could reach.
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
     let written = if special {
         OpenOptions::new()
             .write(true)
-            .open(&target)
+            .open(path)
             .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
     } else {
-        replace(&target, bytes)
+        replace(&followed(path), bytes)
     };
     written.output(path.display())
 }

@@ -2,6 +2,7 @@
 
 use crate::failure::{say, status, usage, Classify, Failure, Result};
 use crate::output::{check_outputs, write_atomically, LazyFile};
+use crate::signals::InputGuard;
 use crate::summary::{self, Answer};
 use crate::{read_formula, read_text, InputArgs, OutputFormat};
 use clap::Args;
@@ -87,13 +88,12 @@ pub struct SampleArgs {
     /// The sampler.
     #[arg(short, long, value_enum, default_value_t = Algorithm::Snap)]
     pub algorithm: Algorithm,
-    /// The solver (Snap). With splr the same seed gives the same suite on any threads and
-    /// ranks (where no fresh solution takes splr a second: its first tries are timed); with
-    /// native and cadical, the same seed and --lanes give the same suite on any threads of one
-    /// rank, and valid suites that depend on timing across several ranks (but with --sharded:
-    /// the same for the same ranks of the same threads).
-    #[arg(long, value_enum, default_value_t = SolverChoice::Splr)]
-    pub solver: SolverChoice,
+    /// The solver [default: native; QuickSampler: splr]. With native and cadical the same
+    /// seed and --lanes give the same suite on any threads of one rank (across several ranks:
+    /// with --sharded, the same for the same ranks and threads); with splr the same seed gives
+    /// the same suite on any threads and ranks, where no fresh solution takes splr a second.
+    #[arg(long, value_enum)]
+    pub solver: Option<SolverChoice>,
     /// Solver lanes of each rank (native, cadical): task i goes to lane i mod LANES, whose session
     /// sees its tasks in order. At most LANES threads solve at once; each lane holds the
     /// formula and starts cold. Default: the threads of the rank.
@@ -175,13 +175,28 @@ pub struct SampleArgs {
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
     /// No summary or progress on standard error.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// The run's internals after its one-line summary: where the time went (the coordinator's
+    /// share, NCD, writing), solver calls, throughput and latencies, each rank's figures.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Progress where standard error is no terminal (a batch job's log): a line at the end of
     /// a round once this many seconds have passed since the last (0: none). On a terminal
     /// the progress is one line, redrawn.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub progress: f64,
+}
+
+impl SampleArgs {
+    /// The solver asked for, or the algorithm's own: native, which measured fastest, for
+    /// Snap; splr for QuickSampler, which asks one-shot questions alone.
+    pub fn solver(&self) -> SolverChoice {
+        self.solver.unwrap_or(match self.algorithm {
+            Algorithm::Snap => SolverChoice::Native,
+            Algorithm::Quicksampler => SolverChoice::Splr,
+        })
+    }
 }
 
 /// The flags' values, checked: every number within what the run can use.
@@ -199,15 +214,31 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
             args.progress
         )));
     }
-    if args.algorithm == Algorithm::Quicksampler
-        && (args.ranks > 1
-            || args.resume.is_some()
-            || args.solver != SolverChoice::Splr
-            || args.sharded)
-    {
-        return Err(usage(
-            "--ranks, --resume, --solver and --sharded work with --algorithm snap only",
-        ));
+    let given = |flag: &'static str, is: bool| is.then_some(flag);
+    let meaningless = match args.algorithm {
+        Algorithm::Quicksampler => [
+            given("--ranks", args.ranks > 1),
+            given("--resume", args.resume.is_some()),
+            given("--sharded", args.sharded),
+            given("--max-rounds", args.max_rounds.is_some()),
+            given("--lanes", args.lanes.is_some()),
+            // QuickSampler asks splr alone.
+            given(
+                "--solver",
+                args.solver.is_some_and(|s| s != SolverChoice::Splr),
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|flag| (flag, "snap")),
+        Algorithm::Snap => given("--max-candidates", args.max_candidates.is_some())
+            .map(|flag| (flag, "quicksampler")),
+    };
+    if let Some((flag, algorithm)) = meaningless {
+        return Err(usage(format!(
+            "{flag} works with --algorithm {algorithm} only"
+        )));
     }
     Ok(time_limit)
 }
@@ -286,6 +317,11 @@ fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed>
     let shown = path.display();
     let text = read_text(path, "the suite to resume")?;
     let suite = read_suite(&text, checker.cnf().num_vars()).input(&shown)?;
+    if suite.tests.is_empty() {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "{shown} holds no tests: there is no suite to resume (run without --resume to start one)"
+        )));
+    }
     if let Some((i, clause)) = suite
         .tests
         .iter()
@@ -335,10 +371,25 @@ fn write_small(
 }
 
 pub fn run(args: SampleArgs) -> Result<ExitCode> {
+    let started = Instant::now();
     let time_limit = checked_time_limit(&args)?;
-    let (launch, threads) = start_ranks(&args)?;
+    // From here on SIGINT, SIGTERM and the time limit end the run: before the sampler
+    // watches them (starting threads, reading the input), by ending the process.
+    let interrupt = crate::signals::interrupt_on_signals()?;
+    let guard = InputGuard::watch(
+        interrupt.clone(),
+        started.checked_add(time_limit),
+        "the input",
+    );
+    let (launch, threads, lanes) = start_ranks(&args)?;
     let mut sampling = false;
-    match run_ranks(&args, time_limit, &launch, threads, &mut sampling) {
+    let run = Start {
+        started,
+        time_limit,
+        interrupt,
+        guard,
+    };
+    match run_ranks(&args, run, &launch, (threads, lanes), &mut sampling) {
         Err(failure)
             if !sampling
                 && launch.abandon(
@@ -358,13 +409,27 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     }
 }
 
+/// How a run began: its clock, its time limit from then, the interrupt flag, and the guard
+/// that ends the process until the sampler watches them.
+struct Start {
+    started: Instant,
+    time_limit: Duration,
+    interrupt: Arc<std::sync::atomic::AtomicBool>,
+    guard: InputGuard,
+}
+
 /// This rank's part of the run; `sampling` set once the coordinator has the ranks, or this
 /// rank serves it.
 fn run_ranks(
     args: &SampleArgs,
-    time_limit: Duration,
+    Start {
+        started,
+        time_limit,
+        interrupt,
+        guard,
+    }: Start,
     launch: &Launch,
-    threads: usize,
+    (threads, lanes): (usize, usize),
     sampling: &mut bool,
 ) -> Result<ExitCode> {
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
@@ -376,20 +441,18 @@ fn run_ranks(
     if launch.rank() == 0 {
         check_outputs(&[("formula", &args.input.formula)], &outputs)?;
     }
-    let lanes = args.lanes.map_or(threads, |l| l as usize);
-    let solvers = args.solver.solvers(lanes)?;
+    let solvers = args.solver().solvers(lanes)?;
     let quiet = args.quiet || launch.rank() > 0;
     let t = Instant::now();
     let cnf = read_formula(&args.input, quiet)?;
     let parse_seconds = t.elapsed().as_secs_f64();
 
-    let started = Instant::now();
-    let interrupt = crate::interrupt_on_signals()?;
     let checker = Checker::new(&cnf);
     #[cfg(feature = "mpi")]
     if let Launch::Mpi(job) = &launch {
         if job.rank() > 0 {
             use anyhow::Context as _;
+            drop(guard);
             *sampling = true;
             job.serve(threads, &checker, solvers, &interrupt)
                 .with_context(|| format!("rank {}", job.rank()))?;
@@ -401,6 +464,12 @@ fn run_ranks(
         None => Resumed::default(),
     };
     let format = resumed.format.unwrap_or(args.format.into());
+    if format == TestFormat::Bits && cnf.num_vars() == 0 {
+        return Err(usage(
+            "a formula without variables has one test, the empty one, which --format bits \
+             would write as an empty line that no reader takes for a test: use --format dimacs",
+        ));
+    }
     let writer = TestWriter::new(open_output(args, resumed.cut_at)?, format);
     let mut observer = CliObserver {
         writer: BackgroundWriter::spawn(writer, cnf.num_vars())
@@ -418,6 +487,8 @@ fn run_ranks(
         start: Instant::now(),
         suite: args.small.is_some().then(|| resumed.tests.clone()),
     };
+    // The time limit counts from the command's start: reading the input took some of it.
+    let time_limit = time_limit.saturating_sub(started.elapsed());
     let config = snap_config(args, time_limit);
     let run = Sampling {
         checker: &checker,
@@ -426,6 +497,7 @@ fn run_ranks(
         resumed: &resumed.tests,
         interrupt: &interrupt,
     };
+    drop(guard);
     *sampling = true;
     let result = sample_suite(args, time_limit, launch, threads, run, &mut observer);
     let CliObserver {
@@ -458,7 +530,7 @@ fn run_ranks(
                 _ => None,
             },
             algorithm: args.algorithm,
-            solver: args.solver,
+            solver: args.solver(),
             formula: args.input.formula.display().to_string(),
             variables: cnf.num_vars(),
             clauses: cnf.num_clauses(),
@@ -488,7 +560,12 @@ fn run_ranks(
         Err(no_suite) => return Ok(ExitCode::from(no_suite.status())),
     };
     if !args.quiet {
-        summary::print(&report, writer_seconds);
+        let context = summary::Context {
+            output: args.output.as_deref().or(args.resume.as_deref()),
+            independent_support: !cnf.independent_support().is_empty(),
+            verbose: args.verbose,
+        };
+        summary::print(&report, writer_seconds, &context);
         if let (Some(small), Some(path)) = (&small, &args.small) {
             summary::print_small(path, small);
         }
@@ -503,6 +580,8 @@ fn run_ranks(
 /// The answer of a run that has no suite.
 enum NoSuite {
     Unsat,
+    /// SIGINT or SIGTERM before the first test.
+    Interrupted,
     /// With why no solution was found.
     Unknown(String),
 }
@@ -511,6 +590,7 @@ impl NoSuite {
     fn answer(&self) -> Answer {
         match self {
             NoSuite::Unsat => Answer::Unsat,
+            NoSuite::Interrupted => Answer::Interrupted,
             NoSuite::Unknown(_) => Answer::Unknown,
         }
     }
@@ -518,6 +598,7 @@ impl NoSuite {
     fn status(&self) -> u8 {
         match self {
             NoSuite::Unsat => status::UNSAT,
+            NoSuite::Interrupted => status::INTERRUPTED,
             NoSuite::Unknown(_) => status::UNKNOWN,
         }
     }
@@ -538,6 +619,10 @@ fn without_suite(
             );
             Ok(Err(NoSuite::Unsat))
         }
+        Err(SampleError::Interrupted) => {
+            say!("snapsat: interrupted before the first test: nothing was written");
+            Ok(Err(NoSuite::Interrupted))
+        }
         Err(SampleError::Unknown(why)) => {
             say!("snapsat: no solution found ({why}); try a longer --time-limit");
             Ok(Err(NoSuite::Unknown(why)))
@@ -548,9 +633,81 @@ fn without_suite(
     }
 }
 
-/// The ranks of the run and each one's threads; this process's own work gets a global pool
-/// of them (coordinated in-process ranks build their own).
-fn start_ranks(args: &SampleArgs) -> Result<(Launch, usize)> {
+/// Worker threads a core may carry. Idle rayon workers spin before they sleep: on 2 cores,
+/// 1,024 of them kept the coordinator from running for tens of seconds, past the time limit
+/// and an interrupt. More threads than this are started as this many; the solver lanes stay
+/// as many as asked, so the suite is the one the threads asked for would give.
+const WORKERS_PER_CORE: usize = 16;
+
+/// Threads beside the ranks' own: the main thread, the writer, NCD's, the relay.
+const THREADS_BESIDE_RANKS: usize = 4;
+
+/// The threads each rank starts (at most [`WORKERS_PER_CORE`] a core of this machine, for
+/// all its in-process ranks together), and the solver lanes the threads asked for give.
+fn thread_plan(args: &SampleArgs, launch: &Launch) -> Result<(usize, usize)> {
+    let asked = launch.threads_per_rank(args.threads.map(|t| t as usize));
+    let lanes = args.lanes.map_or(asked, |l| l as usize);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let local_ranks = match launch {
+        Launch::Process { ranks } => *ranks,
+        #[cfg(feature = "mpi")]
+        Launch::Mpi(_) => 1,
+    };
+    let runnable = (cores * WORKERS_PER_CORE / local_ranks).max(1);
+    let threads = asked.min(runnable);
+    if threads < asked && !args.quiet && launch.rank() == 0 {
+        say!(
+            "snapsat: note: {asked} threads a rank are more than {cores} cores run well; \
+             starting {threads} (the {lanes} solver lanes stay, and with them the suite)"
+        );
+    }
+    // A rank's workers and the thread that serves the coordinator.
+    let needed = local_ranks * (threads + 1) + THREADS_BESIDE_RANKS;
+    if let Some((allowed, limit)) = thread_allowance().filter(|&(allowed, _)| needed > allowed) {
+        return Err(usage(format!(
+            "{local_ranks} rank(s) × {threads} thread(s) need about {needed} threads, and \
+             {limit} allows {allowed}: ask for fewer --ranks or -j"
+        )));
+    }
+    Ok((threads, lanes))
+}
+
+/// How many more threads this process may start, and the limit that says so: the user's
+/// process limit (`ulimit -u`, which binds all but root), the system's `threads-max`, or the
+/// address space (`ulimit -v`) at a worker's 2 MiB stack.
+fn thread_allowance() -> Option<(usize, &'static str)> {
+    let mut allowances = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        let limit = |resource| {
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes the limit into `limit`, a valid rlimit, and reads nothing.
+            let read = unsafe { libc::getrlimit(resource, &mut limit) } == 0;
+            (read && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as usize)
+        };
+        // SAFETY: geteuid has no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            if let Some(processes) = limit(libc::RLIMIT_NPROC) {
+                allowances.push((processes, "`ulimit -u`"));
+            }
+        }
+        if let Some(bytes) = limit(libc::RLIMIT_AS) {
+            allowances.push((bytes / (4 << 20), "`ulimit -v`"));
+        }
+        let threads_max = std::fs::read_to_string("/proc/sys/kernel/threads-max");
+        if let Some(max) = threads_max.ok().and_then(|t| t.trim().parse().ok()) {
+            allowances.push((max, "the system's threads-max"));
+        }
+    }
+    allowances.into_iter().min_by_key(|&(allowed, _)| allowed)
+}
+
+/// The ranks of the run, each one's threads and the solver lanes; this process's own work
+/// gets a global pool of them (coordinated in-process ranks build their own).
+fn start_ranks(args: &SampleArgs) -> Result<(Launch, usize, usize)> {
     let launch = Launch::detect(args.ranks as usize).map_err(|e| match e {
         LaunchError::NoMpiSupport(_) => usage(e),
         LaunchError::MpiInit => anyhow::Error::from(e).into(),
@@ -558,14 +715,14 @@ fn start_ranks(args: &SampleArgs) -> Result<(Launch, usize)> {
     if args.ranks > 1 && launch.ranks() > 1 && launch.name() == "mpi" && launch.rank() == 0 {
         say!("snapsat: note: under MPI the job's processes are the ranks; --ranks is ignored");
     }
-    let threads = launch.threads_per_rank(args.threads.map(|t| t as usize));
+    let (threads, lanes) = thread_plan(args, &launch)?;
     if launch.ranks() == 1 || launch.rank() > 0 {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start the worker threads: {e}"))?;
     }
-    Ok((launch, threads))
+    Ok((launch, threads, lanes))
 }
 
 /// Where the tests go: `-o` (created at the first test), the resumed file (cut at a torn

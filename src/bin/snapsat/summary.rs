@@ -19,12 +19,14 @@ pub enum RunReport {
 #[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "lowercase")]
 pub enum Answer {
-    /// A suite (of one test or more; none for a run interrupted before its first).
+    /// A suite of one test or more.
     Suite,
     /// The formula is unsatisfiable: no test exists.
     Unsat,
     /// No solution within the time limit, and none proved impossible.
     Unknown,
+    /// SIGINT or SIGTERM before the first test.
+    Interrupted,
 }
 
 #[derive(Serialize)]
@@ -94,12 +96,91 @@ impl RunReport {
     }
 }
 
-/// The summary of either sampler on standard error.
-pub fn print(report: &RunReport, writer_seconds: f64) {
+/// What the summary line says besides the report: where the tests went and what NCD was
+/// measured over.
+pub struct Context<'a> {
+    /// The suite's file; none for standard output.
+    pub output: Option<&'a std::path::Path>,
+    /// The formula names an independent support (`c ind`), which NCD is measured over.
+    pub independent_support: bool,
+    /// The run's internals too (`--verbose`).
+    pub verbose: bool,
+}
+
+/// The summary of either sampler on standard error: one line, the internals after it with
+/// `--verbose`.
+pub fn print(report: &RunReport, writer_seconds: f64, context: &Context) {
     match report {
-        RunReport::Snap(r) => summarize(r, writer_seconds),
-        RunReport::Quick(r) => summarize_quick(r),
+        RunReport::Snap(r) => {
+            say!("snapsat: {}", snap_line(r, context));
+            if context.verbose {
+                internals(r, writer_seconds);
+            }
+        }
+        RunReport::Quick(r) => {
+            say!("snapsat: {}", quick_line(r, context));
+            if context.verbose {
+                quick_internals(r);
+            }
+        }
     }
+    if let RunReport::Snap(r) = report {
+        if r.invalid_dropped > 0 {
+            say!(
+                "snapsat: internal error: {} completed tests falsified a clause and were not written",
+                r.invalid_dropped
+            );
+        }
+    }
+}
+
+/// `n` and the noun, plural unless `n` is 1.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// What NCD was measured over, and where the tests are.
+fn measured_and_written(ncd: f64, variables: usize, context: &Context) -> String {
+    let over = if context.independent_support {
+        format!("{} of `c ind`", count(variables, "variable"))
+    } else {
+        count(variables, "variable")
+    };
+    let to = context
+        .output
+        .map_or("standard output".to_string(), |p| p.display().to_string());
+    format!("NCD {} over {over} · {to}", ncd_text(ncd))
+}
+
+/// Snap's summary line: tests, time, rounds and why they stopped, NCD, where the tests are.
+fn snap_line(r: &Report, context: &Context) -> String {
+    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
+    format!(
+        "{} in {:.2} s · {} ({}) · {}",
+        count(r.distinct_tests, "test"),
+        r.seconds.total,
+        count(r.rounds.len().saturating_sub(1), "round"),
+        stop_text(r.stop),
+        measured_and_written(ncd, r.ncd_variables, context)
+    )
+}
+
+/// QuickSampler's summary line.
+fn quick_line(r: &QuickReport, context: &Context) -> String {
+    format!(
+        "QuickSampler: {} of {} candidates valid ({:.1}%) in {:.2} s · {} ({}) · {}",
+        count(r.distinct_tests, "test"),
+        r.candidates,
+        r.credibility_percent,
+        r.seconds.total,
+        count(r.epochs as usize, "epoch"),
+        stop_text(r.stop.unwrap_or(StopReason::TimeLimit)),
+        measured_and_written(r.ncd, r.ncd_variables, context)
+    )
 }
 
 fn stop_text(stop: StopReason) -> &'static str {
@@ -113,16 +194,7 @@ fn stop_text(stop: StopReason) -> &'static str {
     }
 }
 
-fn summarize_quick(r: &QuickReport) {
-    say!(
-        "snapsat: QuickSampler: {} distinct valid tests in {:.2} s, {} epochs ({}); NCD {:.4} over {} variables",
-        r.distinct_tests,
-        r.seconds.total,
-        r.epochs,
-        stop_text(r.stop.unwrap_or(StopReason::TimeLimit)),
-        r.ncd,
-        r.ncd_variables
-    );
+fn quick_internals(r: &QuickReport) {
     say!(
         "snapsat: {} distinct candidates, credibility {:.1}% ({} valid); {} atomic mutations, {} unflippable variables; {} solver calls",
         r.candidates,
@@ -154,17 +226,9 @@ pub fn ncd_text(ncd: f64) -> String {
     }
 }
 
-fn summarize(r: &Report, writer_seconds: f64) {
-    let ncd = r.rounds.last().map_or(0.0, |x| x.ncd);
-    let stop = stop_text(r.stop);
-    say!(
-        "snapsat: {} distinct valid tests in {:.2} s, {} rounds ({stop}); NCD {} over {} variables",
-        r.distinct_tests,
-        r.seconds.total,
-        r.rounds.len().saturating_sub(1),
-        ncd_text(ncd),
-        r.ncd_variables
-    );
+/// The run's internals (`--verbose`): where its time went, what the solver did, and how
+/// fast, per rank where there are several.
+fn internals(r: &Report, writer_seconds: f64) {
     say!(
         "snapsat: coordinator {:.3} s ({:.3} s of it merging verdicts, {:.3} s sending messages), ranks on tasks {:.3} s: work/coordinator {:.1} (ranks the run can use before the coordinator bounds it)",
         r.coordinator_seconds,
@@ -207,6 +271,15 @@ fn summarize(r: &Report, writer_seconds: f64) {
         r.solver_calls.generate,
         r.solver_calls.repair
     );
+    if r.dropped_candidates > 0 {
+        say!(
+            "snapsat: the round run ahead while the last was measured was dropped by the stop \
+             rule: {} candidates, {:.3} s, counted in neither the rounds nor the figures above, \
+             but in the latencies below",
+            r.dropped_candidates,
+            r.dropped_seconds
+        );
+    }
     let latency = |phase: &str| {
         r.latency.get(phase).map_or(String::new(), |q| {
             format!(
@@ -239,12 +312,6 @@ fn summarize(r: &Report, writer_seconds: f64) {
                 rank.bytes_from_rank as f64 / 1024.0
             );
         }
-    }
-    if r.invalid_dropped > 0 {
-        say!(
-            "snapsat: internal error: {} completed tests falsified a clause and were not written",
-            r.invalid_dropped
-        );
     }
     for why in &r.unknown {
         say!("snapsat: note: some solver calls gave up: {why}");

@@ -59,6 +59,7 @@ pub fn run(args: TcgArgs) -> Result<ExitCode> {
 fn generate(args: TcgArgs) -> Result<ExitCode> {
     use snapsat::tcg;
     let time_limit = crate::flags::time_limit(args.time_limit)?;
+    let interrupt = crate::signals::interrupt_on_signals()?;
     let outputs: Vec<(&str, &std::path::Path)> = args
         .emit_cnf
         .iter()
@@ -89,7 +90,6 @@ fn generate(args: TcgArgs) -> Result<ExitCode> {
         width: args.width,
         limit: args.limit as usize,
     };
-    let interrupt = crate::interrupt_on_signals()?;
     let budget = Budget::new(time_limit, &interrupt);
     let report = tcg::run(&rules, &config, &Splr, budget).map_err(anyhow::Error::from)?;
     if report.time_limit_reached {
@@ -105,7 +105,11 @@ fn generate(args: TcgArgs) -> Result<ExitCode> {
     } else {
         print(&tcg_text(&report))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        ExitCode::from(crate::failure::status::INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The TCG report as text.

@@ -209,7 +209,7 @@ impl<'a> Completer<'a> {
         {
             let budget = budget.min(self.remaining());
             match self.complete(prop, &[], &preferred, false, rng.gen(), Some(budget)) {
-                Err(Failure::Unknown(_)) if !self.remaining().is_zero() => solver_calls += 1,
+                Err(Failure::Unknown(_)) if !self.expired() => solver_calls += 1,
                 result => {
                     return result.map(|mut done| {
                         done.solver_calls += solver_calls;
@@ -218,7 +218,7 @@ impl<'a> Completer<'a> {
                 }
             }
         }
-        unreachable!("the last budget is the time remaining")
+        Err(Failure::Unknown("time limit reached".into()))
     }
 
     /// Whether the budget ran out (deadline or interrupt): work started after it is wasted.
@@ -430,6 +430,7 @@ impl<'a> Completer<'a> {
             preferred: keep_preferences.then_some(&phases[..]),
             seed,
             timeout: Some(timeout),
+            interrupt: self.budget.interrupt(),
         };
         match self.oracle.solve(&query) {
             Outcome::Sat(model) => {

@@ -7,8 +7,12 @@ use crate::sampler::derive_seed;
 use crate::sampler::work::Task;
 use rand::Rng;
 
+/// Tasks drawn between two looks at `stop`.
+const TASKS_BETWEEN_STOP_CHECKS: usize = 1024;
+
 /// The round's tasks, `per_centroid` a centroid, drawn in order (cheap and deterministic, so
 /// the suite is a function of the seed); each task gets a seed of its own for its repair.
+/// `None` when `stop` cut the drawing short (N·k tasks may be millions).
 pub fn draw(
     pool: &DeltaPool,
     centroids: usize,
@@ -16,14 +20,21 @@ pub fn draw(
     rng: &mut impl Rng,
     seed: u64,
     round: usize,
-) -> Vec<Task> {
-    (0..centroids)
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<Task>> {
+    let mut tasks = Vec::with_capacity(centroids * per_centroid);
+    for (i, centroid) in (0..centroids)
         .flat_map(|c| std::iter::repeat_n(c as u32, per_centroid))
         .enumerate()
-        .map(|(i, centroid)| Task::Check {
+    {
+        if i % TASKS_BETWEEN_STOP_CHECKS == 0 && stop() {
+            return None;
+        }
+        tasks.push(Task::Check {
             centroid,
             delta: pool.draw(rng).or(&pool.draw(rng)),
             seed: derive_seed(seed, 2 + round as u64, i as u64),
-        })
-        .collect()
+        });
+    }
+    Some(tasks)
 }

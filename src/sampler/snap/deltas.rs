@@ -22,8 +22,9 @@ pub struct DeltaPool<'s> {
 }
 
 impl<'s> DeltaPool<'s> {
-    /// Deltas of all pairs of samples; pairs of equal samples give no delta.
-    pub fn from_samples(samples: &'s [&'s Assignment]) -> Self {
+    /// Deltas of all pairs of samples; pairs of equal samples give no delta. `None` when
+    /// `stop`, asked once a sample (N of its pairs), cut the pool short.
+    pub fn from_samples(samples: &'s [&'s Assignment], stop: &dyn Fn() -> bool) -> Option<Self> {
         let differing = DifferingWords::of(samples);
         // A hash that is linear in XOR, so a pair's delta hashes without being formed; equal
         // hashes are told apart by comparing the deltas word by word.
@@ -41,6 +42,9 @@ impl<'s> DeltaPool<'s> {
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut counts: Vec<u64> = Vec::new();
         for i in 0..samples.len() as u32 {
+            if stop() {
+                return None;
+            }
             for j in i + 1..samples.len() as u32 {
                 let hash = hashes[i as usize] ^ hashes[j as usize];
                 if hash == 0 && differing.same(i as usize, j as usize) {
@@ -74,12 +78,12 @@ impl<'s> DeltaPool<'s> {
                 Some(*sum)
             })
             .collect();
-        DeltaPool {
+        Some(DeltaPool {
             samples,
             pairs,
             counts,
             cumulative,
-        }
+        })
     }
 
     /// Number of distinct deltas.
@@ -297,7 +301,7 @@ mod tests {
             }
             let mut expected: Vec<(Assignment, u64)> = counted.into_iter().collect();
             expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            let pool = DeltaPool::from_samples(&refs);
+            let pool = DeltaPool::from_samples(&refs, &|| false).unwrap();
             let held: Vec<(Assignment, u64)> = (0..pool.len())
                 .map(|i| (pool.delta(i), pool.counts[i]))
                 .collect();
@@ -382,7 +386,7 @@ mod tests {
         let mut every_word = Assignment::zeros(65 * 64);
         (0..65).for_each(|k| every_word.set(64 * k + 1, true));
         let refs = [&zero, &one, &other, &every_word];
-        let pool = DeltaPool::from_samples(&refs);
+        let pool = DeltaPool::from_samples(&refs, &|| false).unwrap();
         assert_eq!(pool.len(), 6, "every pair's delta differs");
     }
 
@@ -391,7 +395,7 @@ mod tests {
         // 0000 ⊕ 1100 = 0011 ⊕ 1111 = 1100: that delta occurs twice.
         let samples = [a("0000"), a("1100"), a("0011"), a("1111"), a("0000")];
         let refs: Vec<&Assignment> = samples.iter().collect();
-        let pool = DeltaPool::from_samples(&refs);
+        let pool = DeltaPool::from_samples(&refs, &|| false).unwrap();
         assert_eq!(pool.delta(0), a("1100"));
         assert_eq!(
             pool.counts.iter().sum::<u64>(),

@@ -50,7 +50,8 @@ pub(crate) struct Draw {
 }
 
 /// Steps 2, 3a and 3b's draw for round `round` from `samples` (N = `samples_per_round`, k =
-/// `clusters`), every choice from `seed`.
+/// `clusters`), every choice from `seed`. `stop` (a time limit or an interrupt), asked
+/// throughout, cuts it short with no tasks: with large N and k each step takes seconds.
 ///
 /// Steps 2 and 3a work on at most N samples, drawn afresh each round: the pool then holds at
 /// most N(N−1)/2 pairs, and k-means costs the same in round 30 as in round 1, however many
@@ -62,6 +63,7 @@ pub(crate) fn draw(
     seed: u64,
     round: usize,
     samples: &[Assignment],
+    stop: &dyn Fn() -> bool,
 ) -> Draw {
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 1, round as u64));
@@ -72,23 +74,28 @@ pub(crate) fn draw(
         basis.shuffle(&mut rng);
         basis.truncate(n);
     }
-    let pool = deltas::DeltaPool::from_samples(&basis);
+    let pool = deltas::DeltaPool::from_samples(&basis, stop);
     let deltas_seconds = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let centroids = kmeans::centroids(&basis, clusters, &mut rng);
+    let centroids = match &pool {
+        Some(_) => kmeans::centroids(&basis, clusters, &mut rng, stop),
+        None => Vec::new(),
+    };
     let clustering_seconds = t.elapsed().as_secs_f64();
 
     // Step 3b's candidates, drawn sequentially (cheap, deterministic).
-    let tasks = if pool.is_empty() {
-        Vec::new()
-    } else {
-        candidates::draw(&pool, centroids.len(), n, &mut rng, seed, round)
+    let tasks = match &pool {
+        Some(pool) if !pool.is_empty() && !stop() => {
+            candidates::draw(pool, centroids.len(), n, &mut rng, seed, round, stop)
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
     };
     Draw {
         drawn: Drawn {
-            distinct_deltas: pool.len(),
-            repeated_delta_pairs: pool.repeated_pairs(),
+            distinct_deltas: pool.as_ref().map_or(0, |p| p.len()),
+            repeated_delta_pairs: pool.as_ref().map_or(0, |p| p.repeated_pairs()),
             centroids: centroids.len(),
             deltas_seconds,
             clustering_seconds,

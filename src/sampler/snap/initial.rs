@@ -52,6 +52,9 @@ impl Snap<'_> {
         }
         self.report.seconds.initial = t.elapsed().as_secs_f64();
         if samples.is_empty() {
+            if self.budget.interrupted() {
+                return Err(SampleError::Interrupted);
+            }
             return Err(match first_failure {
                 Some(Failure::Unsat) | None => SampleError::Unsat,
                 Some(Failure::Unknown(why)) => SampleError::Unknown(why),

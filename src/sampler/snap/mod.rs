@@ -680,7 +680,9 @@ mod tests {
             }
         });
         let last = report.rounds.last().unwrap();
-        assert!(last.round > 0 && last.skipped > 0, "{last:?}");
+        // Cut in its tasks, or before them in its draw.
+        let cut = last.skipped > 0 || last.candidates == 0;
+        assert!(last.round > 0 && cut, "{last:?}");
         assert_eq!(report.stop, StopReason::TimeLimit);
     }
 

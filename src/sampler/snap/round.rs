@@ -94,11 +94,19 @@ impl Snap<'_> {
         }
         let started = Instant::now();
         let config = self.config;
+        let budget = self.budget;
         let draw::Draw {
             drawn,
             centroids,
             tasks,
-        } = draw::draw(config.samples, config.clusters, config.seed, round, samples);
+        } = draw::draw(
+            config.samples,
+            config.clusters,
+            config.seed,
+            round,
+            samples,
+            &|| budget.exhausted(),
+        );
         let mut prepared = Prepared {
             stats,
             work: Work::Tasks { centroids, tasks },

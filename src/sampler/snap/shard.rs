@@ -91,6 +91,7 @@ impl ShardStream {
             self.seed,
             round,
             &self.samples,
+            &|| worker.budget().exhausted(),
         );
         self.drawing += Duration::from_secs_f64(drawn.seconds);
         worker.set_centroids(&centroids);

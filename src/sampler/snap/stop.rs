@@ -64,7 +64,10 @@ impl Snap<'_> {
             return None;
         }
         let metric = self.metric(stats);
-        if stats.new_tests == 0 {
+        if stats.new_tests == 0 && self.budget.exhausted() {
+            // Cut short before its tasks (drawing them is stopped too): the budget's reason.
+            None
+        } else if stats.new_tests == 0 {
             Some(StopReason::NoNewTests)
         } else if metric - previous < self.config.min_improvement * previous.max(f64::EPSILON) {
             Some(StopReason::Converged)
