@@ -10,6 +10,7 @@
 #[cfg(feature = "cadical")]
 pub mod cadical;
 pub mod cores;
+pub mod differential;
 pub mod native;
 pub mod splr;
 
