@@ -694,7 +694,7 @@ fn cadical_sessions_give_a_verified_reproducible_suite() {
 
 /// Fresh solutions from CaDiCaL sessions differ on xpose.sk_6_134. Written when phases drawn
 /// 64 variables to a draw (6a34496) made them come out alike (1 distinct test of 100 on this
-/// seed); since fresh solutions are steered on the support (session 33), that build finds
+/// seed); since fresh solutions are steered on the support (2026-12-04), that build finds
 /// distinct ones too (21, 6 and 75 in 60 s on seeds 1-3, against 10, 3 and 52 with a draw a
 /// variable), so the test holds what its name says and no longer that build's failure.
 /// CaDiCaL's first model of xpose takes 35-80 s on this machine kind (pycmsgen finds none in

@@ -16,7 +16,7 @@
 //! splr decides the rest, starting from σ's values (see [`crate::oracle::Splr`]) but drifting
 //! from them as it searches: with splr's earlier first phases (the more frequent signs), those
 //! mutations lay 4-63 support bits from σ on average, where greedy ones lie 1-3
-//! (`results/README.md`, "splr on the 8 slowest", session 30).
+//! (measured on the 8 slowest case studies, 2026-12-03).
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;

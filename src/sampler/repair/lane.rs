@@ -26,14 +26,14 @@ const REPAIR_CONFLICTS: u32 = 250;
 /// costs the whole limit (parity.sk_11_11 at 100: 21-24 ms a query giving up, 38 s of 60).
 /// Stepping it down 100, 40, 25, 10, 3 in paired runs, the gains on parity and
 /// karatsuba.sk_7_41 stop at 10, with the suites' NCD and coverage unchanged; no other case
-/// study's suite of seed 1 changes (`results/README.md`, session 32).
+/// study's suite of seed 1 changes (2026-12-04).
 const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// Conflicts a fresh solution's searches may take in turn, then the time left: the first
 /// under random phases on every variable, the others steered on the independent support. A
 /// short first search suffices on every formula that needs no steering (seed 1 of the 29
 /// case studies: 6 ever escalate) and wastes little on those that do (karatsuba.sk_7_41:
 /// 782 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 699 against 675:
-/// `results/engine-hard-session8`).
+/// 2026-11-30).
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// How often a session repair asks again: after freeing the failed kept bits (cadical), or
 /// half of them when a query reaches its conflict limit.
@@ -42,8 +42,7 @@ const MAX_SESSION_ATTEMPTS: usize = 8;
 /// support, when a fresh solution's search is steered on the support: the others follow the
 /// session's last model, which alone mostly brings that model back (on parity.sk_11_11, 54%
 /// of such searches repeated a test). One in 10 found as many tests, but the first 500 of
-/// them covered fewer pairs of support values on 2 of 3 seeds (`results/README.md`,
-/// session 33).
+/// them covered fewer pairs of support values on 2 of 3 seeds (2026-12-04).
 const STEERED_SHARE_OUTSIDE_SUPPORT: u32 = 50;
 
 /// Queries of `session` that reached its solver since it had made `before`.
@@ -77,7 +76,7 @@ impl<'a> Lane<'a> {
 /// repairs are searches the candidate's phases hold far from any model, most queries hit the
 /// limit whatever it is, and each costs the whole limit: on parity.sk_11_11 half of them did
 /// (61% of the repair time, 39 ms each), and 100 conflicts instead of 250 gave 15-24% more
-/// tests in 60 s there and on karatsuba.sk_7_41 (session 18). Where a query that needs 100 to
+/// tests in 60 s there and on karatsuba.sk_7_41 (2026-12-01). Where a query that needs 100 to
 /// 250 conflicts still finds a model, 100 would free its kept bits instead (LoginService2 and
 /// 20.sk_1_51 took 1.3-1.4x with 100 for every lane); their queries never hit 250, so their
 /// lanes keep it. Counts, not times, decide, so the suite stays a function of the seed and the
@@ -126,7 +125,7 @@ impl RecentHits {
 /// parity.sk_11_11 fresh solutions' first searches hit their conflict limit 656 times in
 /// 1,220, 42 ms each and 28 s of a 60-s run. Lanes where 8 of the last 32 did go straight
 /// to the support-steered search from then on: 1.5-1.6x the tests in 60 s there
-/// (`results/README.md`, session 33). Counts, not times, decide, so the suite stays a
+/// (2026-12-04). Counts, not times, decide, so the suite stays a
 /// function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct FullSteering(RecentHits);
