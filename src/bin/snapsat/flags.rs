@@ -1,8 +1,9 @@
-//! Flag values the derive attributes cannot check alone: names of library types, and the
-//! time limit.
+//! Flag values the derive attributes cannot check alone (names of library types, the time
+//! limit), and the choices `sample` offers, which its summary reports too.
 
-use crate::failure::{self, Result};
+use crate::failure::{self, usage, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use snapsat::oracle::Solvers;
 use std::time::Duration;
 
 /// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
@@ -27,4 +28,58 @@ pub fn named<T: std::str::FromStr + Clone + Send + Sync + 'static>(
         Ok(value) => value,
         Err(_) => unreachable!("`{name}` is one of the names the type parses"),
     })
+}
+
+/// Which solver answers the sampler's questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverChoice {
+    /// splr 0.17 (pure Rust), rebuilt for each residual problem.
+    Splr,
+    /// snapsat's own search (pure Rust), one session per solver lane that stays loaded, with
+    /// splr taking over searches past 20,000 conflicts.
+    Native,
+    /// CaDiCaL 2.2.1, one session per solver lane that stays loaded (needs a build with
+    /// `--features cadical`).
+    Cadical,
+}
+
+impl SolverChoice {
+    /// The solvers this choice gives a run with `lanes` solver lanes a rank.
+    pub fn solvers(self, lanes: usize) -> Result<Solvers<'static>> {
+        match self {
+            SolverChoice::Splr => Ok(Solvers::splr()),
+            SolverChoice::Native => Ok(Solvers {
+                sessions: Some(&snapsat::oracle::native::Native),
+                lanes,
+                ..Solvers::splr()
+            }),
+            #[cfg(feature = "cadical")]
+            SolverChoice::Cadical => Ok(Solvers {
+                sessions: Some(&snapsat::oracle::cadical::Cadical),
+                lanes,
+                ..Solvers::splr()
+            }),
+            #[cfg(not(feature = "cadical"))]
+            SolverChoice::Cadical => {
+                let _ = lanes;
+                Err(usage(
+                    "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
+                     --features cadical` (scripts/install-cadical installs the libclang it \
+                     needs), or leave --solver out for the native search",
+                ))
+            }
+        }
+    }
+}
+
+/// Which sampler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Snap (Chen, Shen, Menzies): every test verified.
+    Snap,
+    /// The QuickSampler baseline (Dutra et al.): candidates unchecked until the end; only
+    /// valid ones are written, and their share is reported as credibility.
+    Quicksampler,
 }

@@ -1,6 +1,7 @@
 //! `snapsat sample`: build a test suite, writing each test as it is found.
 
 use crate::failure::{say, status, usage, Classify, Failure, Result};
+use crate::flags::{Algorithm, SolverChoice};
 use crate::output::{check_outputs, write_atomically, LazyFile};
 use crate::signals::InputGuard;
 use crate::summary::{self, Answer};
@@ -9,7 +10,7 @@ use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
 use snapsat::distribute::launch::{Launch, LaunchError, MAX_THREADS};
-use snapsat::oracle::{Solvers, Splr};
+use snapsat::oracle::Splr;
 use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{
     self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
@@ -27,59 +28,6 @@ const MAX_SAMPLES: u64 = 10_000;
 /// The most clusters (k) and in-process ranks.
 const MAX_CLUSTERS: u64 = 1_000;
 const MAX_RANKS: u64 = 1_024;
-
-/// Which solver answers the sampler's questions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SolverChoice {
-    /// splr 0.17 (pure Rust), rebuilt for each residual problem.
-    Splr,
-    /// snapsat's own search (pure Rust), one session per solver lane that stays loaded, with
-    /// splr taking over searches past 20,000 conflicts.
-    Native,
-    /// CaDiCaL 2.2.1, one session per solver lane that stays loaded (needs a build with
-    /// `--features cadical`).
-    Cadical,
-}
-
-impl SolverChoice {
-    fn solvers(self, lanes: usize) -> Result<Solvers<'static>> {
-        match self {
-            SolverChoice::Splr => Ok(Solvers::splr()),
-            SolverChoice::Native => Ok(Solvers {
-                sessions: Some(&snapsat::oracle::native::Native),
-                lanes,
-                ..Solvers::splr()
-            }),
-            #[cfg(feature = "cadical")]
-            SolverChoice::Cadical => Ok(Solvers {
-                sessions: Some(&snapsat::oracle::cadical::Cadical),
-                lanes,
-                ..Solvers::splr()
-            }),
-            #[cfg(not(feature = "cadical"))]
-            SolverChoice::Cadical => {
-                let _ = lanes;
-                Err(usage(
-                    "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
-                     --features cadical` (scripts/install-cadical installs the libclang it \
-                     needs), or use --solver splr",
-                ))
-            }
-        }
-    }
-}
-
-/// Which sampler runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Algorithm {
-    /// Snap (Chen, Shen, Menzies): every test verified.
-    Snap,
-    /// The QuickSampler baseline (Dutra et al.): candidates unchecked until the end; only
-    /// valid ones are written, and their share is reported as credibility.
-    Quicksampler,
-}
 
 #[derive(Args)]
 pub struct SampleArgs {

@@ -1,7 +1,7 @@
 //! What a run tells its user: the summary on standard error and the `--stats` JSON.
 
 use crate::failure::say;
-use crate::sample::{Algorithm, SolverChoice};
+use crate::flags::{Algorithm, SolverChoice};
 use serde::Serialize;
 use snapsat::sampler::quick::QuickReport;
 use snapsat::sampler::{Report, StopMetric, StopReason};
