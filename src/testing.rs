@@ -6,7 +6,7 @@
 use crate::assignment::Assignment;
 use crate::formula::{literal, Cnf};
 use crate::sampler::repair::Completed;
-use crate::sampler::work::Verdict;
+use crate::sampler::task::Verdict;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

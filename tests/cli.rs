@@ -880,3 +880,30 @@ fn the_summary_is_one_line_and_verbose_adds_the_internals() {
         assert!(err.contains("dropped by the stop rule"), "{err}");
     }
 }
+
+/// `snapsat sample` exits 20 exactly when the formula is unsatisfiable, on random formulas
+/// near the threshold (about half unsatisfiable) that the reference decides by enumeration or
+/// splr; every suite of the others is valid.
+#[test]
+fn exit_20_exactly_when_the_reference_finds_no_model() {
+    use snapsat::oracle::differential::{dimacs_text, random_formula, satisfiable};
+    let dir = tempfile::tempdir().unwrap();
+    let (formula, suite) = (dir.path().join("f.cnf"), dir.path().join("suite.txt"));
+    let (mut sat, mut unsat) = (0, 0);
+    for seed in 0..60 {
+        let cnf = random_formula(seed);
+        std::fs::write(&formula, dimacs_text(&cnf)).unwrap();
+        let _ = std::fs::remove_file(&suite);
+        let (f, s) = (formula.to_str().unwrap(), suite.to_str().unwrap());
+        let o = snapsat(&["sample", f, "-q", "--max-tests", "5", "-t", "60", "-o", s]);
+        if satisfiable(&cnf, &[]) {
+            assert_eq!(o.status.code(), Some(0), "seed {seed}: {}", stderr(&o));
+            assert!(snapsat(&["verify", f, s]).status.success(), "seed {seed}");
+            sat += 1;
+        } else {
+            assert_eq!(o.status.code(), Some(20), "seed {seed}: {}", stderr(&o));
+            unsat += 1;
+        }
+    }
+    assert!(sat > 5 && unsat > 5, "{sat} satisfiable, {unsat} not");
+}

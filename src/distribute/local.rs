@@ -322,7 +322,7 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Splr;
     use crate::sampler;
-    use crate::sampler::work::Task;
+    use crate::sampler::task::Task;
     use crate::sampler::SnapConfig;
 
     fn formula() -> Cnf {
@@ -519,7 +519,8 @@ mod tests {
     #[test]
     fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
         use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-        use crate::sampler::work::{Demand, Task, Verdict, Workforce};
+        use crate::sampler::task::{Demand, Task, Verdict};
+        use crate::sampler::work::Workforce;
         let stop = AtomicBool::new(false);
         let (hub, lines) = links(3);
         let handed = std::thread::scope(|scope| {
@@ -613,8 +614,8 @@ mod tests {
     /// it was told to end round 1.
     fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
         use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-        use crate::sampler::snap::draw::Drawn;
-        use crate::sampler::work::Verdict;
+        use crate::sampler::task::Drawn;
+        use crate::sampler::task::Verdict;
         let rank = line.rank;
         let test = |i: usize| Assignment::from_words(vec![(rank * 100 + i) as u64], 16);
         let mut ended = false;
@@ -663,8 +664,9 @@ mod tests {
     /// ignore it); what they sent is still handed over.
     #[test]
     fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
-        use crate::sampler::snap::shard::ShardPlan;
-        use crate::sampler::work::{Demand, Verdict, Workforce};
+        use crate::sampler::task::ShardPlan;
+        use crate::sampler::task::{Demand, Verdict};
+        use crate::sampler::work::Workforce;
         let expected: Vec<u64> = vec![0, 100, 200, 1, 101, 201, 2, 202, 3, 203];
         let chunkings = [vec![1, 1, 1, 1], vec![4], vec![2, 3], vec![3, 1]];
         for (chunks, enough_after) in chunkings.into_iter().zip([None, Some(3), None, Some(1)]) {
@@ -718,7 +720,7 @@ mod tests {
     #[test]
     fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
         use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-        use crate::sampler::snap::shard::ShardPlan;
+        use crate::sampler::task::ShardPlan;
         let cnf = formula();
         let checker = Checker::new(&cnf);
         let stop = AtomicBool::new(false);
@@ -908,7 +910,8 @@ mod tests {
                 delta: Assignment::zeros(cnf.num_vars()),
                 seed: 0,
             };
-            use crate::sampler::work::{Demand, Workforce};
+            use crate::sampler::task::Demand;
+            use crate::sampler::work::Workforce;
             coordinator.run(&[], vec![bad.clone(), bad], &mut |_| Ok(Demand::More))
         });
         let err = result.unwrap_err().to_string();

@@ -21,11 +21,12 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase};
 use crate::oracle::Solvers;
-use crate::sampler::snap::draw::Drawn;
-use crate::sampler::snap::shard::{ShardPlan, ShardStream};
-use crate::sampler::work::{
-    not_sharded, Deliver, Demand, RankReport, Task, Verdict, Worker, Workforce,
-};
+use crate::sampler::snap::shard::ShardStream;
+use crate::sampler::task::Drawn;
+use crate::sampler::task::ShardPlan;
+use crate::sampler::task::{Deliver, Demand, Task, Verdict};
+use crate::sampler::work::ShardRounds;
+use crate::sampler::work::{not_sharded, RankReport, Worker, Workforce};
 use crate::sampler::SampleError;
 use crate::verify::Checker;
 use protocol::{ToCoordinator, ToRank};

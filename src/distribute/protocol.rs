@@ -10,9 +10,9 @@
 
 use super::TransportError;
 use crate::assignment::Assignment;
-use crate::sampler::snap::draw::Drawn;
-use crate::sampler::snap::shard::ShardPlan;
-use crate::sampler::work::{Task, Verdict};
+use crate::sampler::task::Drawn;
+use crate::sampler::task::ShardPlan;
+use crate::sampler::task::{Task, Verdict};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// Messages from the coordinator to a rank.

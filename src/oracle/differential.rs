@@ -101,7 +101,7 @@ pub fn random_formula(seed: u64) -> Cnf {
 }
 
 /// The reference's verdict on `cnf` with `units` true: satisfiable or not.
-fn satisfiable(cnf: &Cnf, units: &[Lit]) -> bool {
+pub fn satisfiable(cnf: &Cnf, units: &[Lit]) -> bool {
     if cnf.num_vars() <= ENUMERATED_VARS {
         let fixed = |values: u32, lit: Lit| (values >> var_index(lit) & 1 == 1) == (lit > 0);
         return (0..1u32 << cnf.num_vars()).any(|values| {
@@ -220,7 +220,7 @@ pub fn check_session(backend: &dyn SessionBackend, seed: u64) -> Result<Tally, D
 }
 
 /// `cnf` as DIMACS text, for a disagreement to be asked again.
-fn dimacs_text(cnf: &Cnf) -> String {
+pub fn dimacs_text(cnf: &Cnf) -> String {
     let mut text = format!("p cnf {} {}\n", cnf.num_vars(), cnf.num_clauses());
     for clause in cnf.clauses() {
         for lit in clause {

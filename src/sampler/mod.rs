@@ -12,6 +12,7 @@ pub mod repair;
 mod report;
 pub mod snap;
 mod suite;
+pub mod task;
 pub mod work;
 
 pub use report::{
@@ -82,7 +83,12 @@ pub fn sample_in_process(
 ) -> Result<Report, SampleError> {
     let budget = Budget::new(run.config.time_limit, run.interrupt);
     let worker = Worker::new(run.checker, run.solvers, budget);
-    sample_with(&mut LocalWorkforce::new(worker), run, budget, observer)
+    sample_with(
+        &mut LocalWorkforce::new(worker, snap::shard::ShardStream::start),
+        run,
+        budget,
+        observer,
+    )
 }
 
 /// Runs `run` with its tasks done by `workforce`, until `budget` is spent: the budget the

@@ -7,8 +7,7 @@
 //! ([`crate::distribute`]) give the same suite for the same seed.
 
 use super::repair::{Completed, Completer, Failure, Lane};
-use super::snap::draw::Drawn;
-use super::snap::shard::{ShardPlan, ShardStream};
+use super::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -17,79 +16,11 @@ use crate::oracle::{SessionBackend, Solvers};
 use crate::propagate::Propagator;
 use crate::verify::Checker;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// One independent piece of work.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Task {
-    /// Step 1: a fresh solution.
-    Solve {
-        /// Seeds the solution's phases.
-        seed: u64,
-    },
-    /// Step 3b: candidate `centroids[centroid] ⊕ delta`, repaired if it is not a model.
-    Check {
-        /// Index of the centroid in the round's list.
-        centroid: u32,
-        /// `δi ∨ δj`.
-        delta: Assignment,
-        /// Seeds the repair.
-        seed: u64,
-    },
-}
-
-/// What became of a task.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-///
-/// A test comes with its [`Assignment::fingerprint`], worked out by the worker that made it:
-/// the suite finds repeats by fingerprint, and hashing the test on the coordinator was a
-/// ninth of merging it (70.sk_3_40, sharded).
-pub enum Verdict {
-    /// The candidate satisfied every clause as it was.
-    Valid {
-        /// The candidate.
-        test: Assignment,
-        /// The test's fingerprint.
-        fingerprint: u64,
-    },
-    /// A solution from the solver or a repair, checked against every clause by the worker.
-    Completed {
-        /// The solution and how it was made.
-        done: Completed,
-        /// The test's fingerprint.
-        fingerprint: u64,
-    },
-    /// A solution that failed the check against every clause (a solver's internal error):
-    /// counted, never written.
-    Invalid,
-    /// No test came out.
-    Failed(Failure),
-    /// Not started: the time limit passed or the run was interrupted.
-    Skipped,
-}
-
-/// Whether the sampler wants more verdicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Demand {
-    /// Go on.
-    More,
-    /// The suite is full, or the run stops: tasks not started (or not sent to a rank) are
-    /// dropped, neither done nor delivered, so a run capped by `--max-tests` does not repair
-    /// candidates it has no room for; those already under way still deliver.
-    Enough,
-}
-
-/// Receives verdicts in task order, those ready together at once (a burst: a rank's message,
-/// the tasks done while this thread did one), and takes every one of them unless it fails;
-/// an error (say, the suite's file cannot be written) stops the work. The sampler times its
-/// merging a burst at a time: read twice a verdict, the clock was a quarter of what merging
-/// a test of 70.sk_3_40 cost.
-pub type Deliver<'d> =
-    dyn FnMut(&mut dyn Iterator<Item = Verdict>) -> Result<Demand, SampleError> + 'd;
 
 /// Runs tasks for the sampler, wherever they run.
 pub trait Workforce {
@@ -104,7 +35,7 @@ pub trait Workforce {
         deliver: &mut Deliver,
     ) -> Result<(), SampleError>;
 
-    /// Starts a sharded run ([`crate::sampler::snap::shard`]): every rank will draw its
+    /// Starts a sharded run ([`ShardRounds`]): every rank will draw its
     /// rounds as `plan` says, from `samples` (the run's initial solutions) and the repairs
     /// it finds.
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError>;
@@ -507,18 +438,41 @@ impl Schedule {
     }
 }
 
+/// A rank's own rounds in a sharded run: drawn from its samples (Snap's steps 2 and 3a,
+/// `crate::sampler::snap::shard`) and done on its worker.
+pub trait ShardRounds: Send {
+    /// Round `round` drawn and done on `worker`; each verdict goes to `deliver` in task order.
+    fn round(
+        &mut self,
+        round: usize,
+        worker: &mut Worker,
+        deliver: &mut Deliver,
+    ) -> Result<Drawn, SampleError>;
+
+    /// Time spent drawing the rounds so far.
+    fn drawing(&self) -> Duration;
+}
+
+/// Starts rank `rank`'s rounds of a sharded run as `plan` says, from `samples`.
+pub type StartShards =
+    fn(plan: ShardPlan, rank: usize, samples: Vec<Assignment>) -> Box<dyn ShardRounds>;
+
 /// All work in this process, on the global rayon pool: the single-rank case.
 pub struct LocalWorkforce<'a> {
     worker: Worker<'a>,
+    /// How a sharded run's rounds start.
+    start_shards: StartShards,
     /// The rounds of a sharded run, this process its only rank.
-    shard: Option<ShardStream>,
+    shard: Option<Box<dyn ShardRounds>>,
 }
 
 impl<'a> LocalWorkforce<'a> {
-    /// All tasks on `worker`, in this process.
-    pub fn new(worker: Worker<'a>) -> Self {
+    /// All tasks on `worker`, in this process; a sharded run's rounds as `start_shards` makes
+    /// them.
+    pub fn new(worker: Worker<'a>, start_shards: StartShards) -> Self {
         LocalWorkforce {
             worker,
+            start_shards,
             shard: None,
         }
     }
@@ -536,7 +490,7 @@ impl Workforce for LocalWorkforce<'_> {
     }
 
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
-        self.shard = Some(ShardStream::new(*plan, 0, samples.to_vec()));
+        self.shard = Some((self.start_shards)(*plan, 0, samples.to_vec()));
         Ok(())
     }
 
@@ -563,9 +517,7 @@ impl Workforce for LocalWorkforce<'_> {
 impl LocalWorkforce<'_> {
     /// Time drawing sharded rounds: work, as a rank's is.
     fn drawing(&self) -> Duration {
-        self.shard
-            .as_ref()
-            .map_or(Duration::ZERO, ShardStream::drawing)
+        self.shard.as_ref().map_or(Duration::ZERO, |s| s.drawing())
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::deltas::DeltaPool;
 use crate::sampler::derive_seed;
-use crate::sampler::work::Task;
+use crate::sampler::task::Task;
 use rand::Rng;
 
 /// Tasks drawn between two looks at `stop`.

@@ -5,42 +5,12 @@
 use super::{candidates, deltas, kmeans};
 use crate::assignment::Assignment;
 use crate::sampler::derive_seed;
-use crate::sampler::work::Task;
+pub use crate::sampler::task::Drawn;
+use crate::sampler::task::Task;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-/// What steps 2 and 3a made of a round's samples: its figures, summed over the ranks in a
-/// sharded round.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Drawn {
-    /// Distinct deltas in the pool.
-    pub distinct_deltas: usize,
-    /// Sample pairs whose delta another pair had already.
-    pub repeated_delta_pairs: u64,
-    /// Centroids.
-    pub centroids: usize,
-    /// Seconds building the pool.
-    pub deltas_seconds: f64,
-    /// Seconds clustering.
-    pub clustering_seconds: f64,
-    /// Seconds drawing the round, candidates included.
-    pub seconds: f64,
-}
-
-impl Drawn {
-    /// Another rank's figures added to these.
-    pub fn add(&mut self, other: &Drawn) {
-        self.distinct_deltas += other.distinct_deltas;
-        self.repeated_delta_pairs += other.repeated_delta_pairs;
-        self.centroids += other.centroids;
-        self.deltas_seconds += other.deltas_seconds;
-        self.clustering_seconds += other.clustering_seconds;
-        self.seconds += other.seconds;
-    }
-}
 
 /// A round drawn: its centroids and its tasks (none when every sample is the same).
 pub(crate) struct Draw {

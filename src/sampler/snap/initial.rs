@@ -5,7 +5,8 @@ use super::Snap;
 use crate::assignment::Assignment;
 use crate::budget::CoarseClock;
 use crate::sampler::repair::Failure;
-use crate::sampler::work::{Demand, Task, Verdict, Workforce};
+use crate::sampler::task::{Demand, Task, Verdict};
+use crate::sampler::work::Workforce;
 use crate::sampler::{derive_seed, Observer, SampleError};
 use std::time::Instant;
 

@@ -20,7 +20,8 @@ use crate::budget::{Budget, CoarseClock};
 use crate::diversity;
 use crate::metrics::Metrics;
 use crate::sampler::repair::{Completed, Failure, Route};
-use crate::sampler::work::{Demand, Verdict, Workforce};
+use crate::sampler::task::{Demand, Verdict};
+use crate::sampler::work::Workforce;
 use crate::sampler::{
     Observer, PhaseSeconds, Report, RoundStats, SampleError, SolverCalls, StopReason, Suite,
     Throughput,
@@ -259,7 +260,7 @@ impl<'a> Snap<'a> {
         Ok(added)
     }
 
-    /// A burst of verdicts ([`crate::sampler::work::Deliver`]) merged one by one by
+    /// A burst of verdicts ([`crate::sampler::task::Deliver`]) merged one by one by
     /// `merge`, which reads the time from the burst's clock. Enough once `merge` said so of
     /// any verdict.
     fn merge_burst(
@@ -448,7 +449,8 @@ mod tests {
     use crate::formula::Cnf;
     use crate::oracle::Solvers;
     use crate::oracle::Splr;
-    use crate::sampler::work::{Deliver, LocalWorkforce, RankReport, Task, Worker, Workforce};
+    use crate::sampler::task::{Deliver, Task};
+    use crate::sampler::work::{LocalWorkforce, RankReport, Worker, Workforce};
     use crate::sampler::{sample, sample_in_process, sample_with, SampleError, Sampling};
     use proptest::prelude::*;
     use shard::ShardPlan;
@@ -618,7 +620,10 @@ mod tests {
         };
         let budget = Budget::new(config.time_limit, &interrupt);
         let worker = Worker::new(&checker, run.solvers, budget);
-        let mut workforce = stage(LocalWorkforce::new(worker), budget);
+        let mut workforce = stage(
+            LocalWorkforce::new(worker, shard::ShardStream::start),
+            budget,
+        );
         let mut sink = |_: &Assignment| Ok(());
         sample_with(&mut workforce, &run, budget, &mut sink).unwrap()
     }

@@ -13,7 +13,8 @@
 use super::{draw, without_settling, Snap};
 use crate::assignment::Assignment;
 use crate::budget::CoarseClock;
-use crate::sampler::work::{Demand, Task, Verdict, Workforce};
+use crate::sampler::task::{Demand, Task, Verdict};
+use crate::sampler::work::Workforce;
 use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
 use std::time::{Duration, Instant};
 

@@ -14,24 +14,14 @@
 //! one-process loop's grow by the new repaired tests of the suite. Rank 0's stream is the
 //! run's own, so one sharded rank gives the suite of an unsharded run.
 
-use super::draw::{draw, Draw, Drawn};
+use super::draw::{draw, Draw};
 use crate::assignment::{Assignment, FingerprintSet};
 use crate::sampler::derive_seed;
-use crate::sampler::work::{Deliver, Verdict, Worker};
+pub use crate::sampler::task::ShardPlan;
+use crate::sampler::task::{Deliver, Drawn, Verdict};
+use crate::sampler::work::{ShardRounds, Worker};
 use crate::sampler::SampleError;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// What a rank needs to draw rounds of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardPlan {
-    /// The run's `--seed`.
-    pub seed: u64,
-    /// N: samples a round draws from, and candidates per centroid.
-    pub samples: usize,
-    /// k: clusters.
-    pub clusters: usize,
-}
 
 /// The seed of rank `rank`'s draws: the run's own for rank 0.
 pub fn stream_seed(seed: u64, rank: usize) -> u64 {
@@ -68,14 +58,20 @@ impl ShardStream {
         }
     }
 
-    /// Time spent drawing this rank's rounds so far.
-    pub fn drawing(&self) -> Duration {
+    /// [`ShardStream::new`] as a workforce starts it ([`crate::sampler::work::StartShards`]).
+    pub fn start(plan: ShardPlan, rank: usize, samples: Vec<Assignment>) -> Box<dyn ShardRounds> {
+        Box::new(ShardStream::new(plan, rank, samples))
+    }
+}
+
+impl ShardRounds for ShardStream {
+    fn drawing(&self) -> Duration {
         self.drawing
     }
 
     /// Round `round` drawn from this rank's samples and done on `worker`'s threads; each
     /// verdict goes to `deliver` in task order.
-    pub fn round(
+    fn round(
         &mut self,
         round: usize,
         worker: &mut Worker,
