@@ -1,4 +1,4 @@
-//! Differential fuzzing of the session backends (`snapsat::oracle::differential`): random
+//! Differential fuzzing of the session backends (`snapsat::solver::differential`): random
 //! formulas, each with a session asked queries as the sampler asks them, every answer
 //! confirmed by exhaustive enumeration or splr. Prints the tally; exits 1 on the first
 //! disagreement, with the formula and query to ask again.
@@ -7,8 +7,8 @@
 //! sessions of 8 queries, seed 0, native), spread over every core.
 
 use rayon::prelude::*;
-use snapsat::oracle::differential::{check_session, Tally};
-use snapsat::oracle::SessionBackend;
+use snapsat::solver::differential::{check_session, Tally};
+use snapsat::solver::SessionBackend;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,9 +16,9 @@ fn main() -> ExitCode {
     let sessions: u64 = args.next().map_or(10_000, |a| a.parse().expect("SESSIONS"));
     let seed: u64 = args.next().map_or(0, |a| a.parse().expect("SEED"));
     let backend: &dyn SessionBackend = match args.next().as_deref() {
-        None | Some("native") => &snapsat::oracle::native::Native,
+        None | Some("native") => &snapsat::solver::native::Native,
         #[cfg(feature = "cadical")]
-        Some("cadical") => &snapsat::oracle::cadical::Cadical,
+        Some("cadical") => &snapsat::solver::cadical::Cadical,
         Some(other) => panic!("no backend `{other}` in this build"),
     };
     let first = seed.wrapping_mul(1 << 32);

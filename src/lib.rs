@@ -1,7 +1,7 @@
 //! snapsat: very small, 100%-valid, diverse test suites from CNF formulas by the Snap method.
 //!
 //! Data flows one way: [`dimacs`] reads a [`formula::Cnf`]; the [`sampler`] draws
-//! [`assignment::Assignment`]s with the [`oracle`] and [`propagate`], checks each with
+//! [`assignment::Assignment`]s with a [`solver`] and [`propagate`], checks each with
 //! [`verify`] before it leaves, and measures the suite with [`diversity`]; [`testfile`] writes
 //! tests and statistics. [`distribute`] runs the sampler's tasks on ranks (threads or MPI
 //! processes); [`tcg`] is a second front end that generates unit tests for methods of small
@@ -13,7 +13,7 @@
 //! ```
 //! use snapsat::assignment::Assignment;
 //! use snapsat::dimacs::{self, Strictness};
-//! use snapsat::oracle::Splr;
+//! use snapsat::solver::Splr;
 //! use snapsat::sampler::{self, SnapConfig};
 //! use snapsat::verify::Checker;
 //! use std::sync::atomic::AtomicBool;
@@ -38,15 +38,13 @@ pub mod budget;
 pub mod dimacs;
 pub mod distribute;
 pub mod diversity;
-pub mod eliminate;
 pub mod formula;
 pub mod handoff;
 pub mod metrics;
 pub mod minimize;
-pub mod oracle;
 pub mod propagate;
-pub mod refute;
 pub mod sampler;
+pub mod solver;
 pub mod tcg;
 pub mod testfile;
 pub mod testing;

@@ -102,7 +102,7 @@ impl Watches {
 }
 
 /// A clause's distinct literals, for the watch structures built here and in
-/// [`crate::refute`]; none for a clause that holds a literal and its negation (it always
+/// [`crate::solver::native::search`]; none for a clause that holds a literal and its negation (it always
 /// holds).
 pub(crate) struct DistinctLiterals {
     /// Per literal: the clause it was last seen in (a count from 1).

@@ -886,7 +886,7 @@ fn the_summary_is_one_line_and_verbose_adds_the_internals() {
 /// splr; every suite of the others is valid.
 #[test]
 fn exit_20_exactly_when_the_reference_finds_no_model() {
-    use snapsat::oracle::differential::{dimacs_text, random_formula, satisfiable};
+    use snapsat::solver::differential::{dimacs_text, random_formula, satisfiable};
     let dir = tempfile::tempdir().unwrap();
     let (formula, suite) = (dir.path().join("f.cnf"), dir.path().join("suite.txt"));
     let (mut sat, mut unsat) = (0, 0);

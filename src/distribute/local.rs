@@ -4,8 +4,8 @@
 
 use super::{Coordinator, Endpoint, Rank, Ranks, Received, TransportError};
 use crate::budget::Budget;
-use crate::oracle::Solvers;
 use crate::sampler::{self, Observer, Report, SampleError, Sampling};
+use crate::solver::Solvers;
 use crate::verify::Checker;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -320,10 +320,10 @@ mod tests {
     use crate::assignment::Assignment;
     use crate::distribute::protocol::{self, ToCoordinator, ToRank};
     use crate::formula::Cnf;
-    use crate::oracle::Splr;
     use crate::sampler;
     use crate::sampler::task::Task;
     use crate::sampler::SnapConfig;
+    use crate::solver::Splr;
 
     fn formula() -> Cnf {
         // A 6x6 grid of "at most one neighbour pair both true" constraints: many models, and
@@ -490,7 +490,7 @@ mod tests {
         let cnf = formula();
         let checker = Checker::new(&cnf);
         let native = Solvers {
-            sessions: Some(&crate::oracle::native::Native),
+            sessions: Some(&crate::solver::native::Native),
             lanes: 1,
             ..Solvers::splr()
         };

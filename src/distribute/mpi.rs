@@ -13,8 +13,8 @@
 
 use super::local::{self, Hub};
 use super::{Received, TransportError};
-use crate::oracle::Solvers;
 use crate::sampler::{Observer, Report, SampleError, Sampling};
+use crate::solver::Solvers;
 use crate::verify::Checker;
 use crossbeam_channel::{Receiver, Sender};
 use mpi::environment::Universe;

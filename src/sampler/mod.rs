@@ -23,7 +23,7 @@ pub use suite::{Observer, Suite};
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::oracle::{Oracle, Solvers};
+use crate::solver::{Oracle, Solvers};
 use crate::verify::Checker;
 use std::sync::atomic::AtomicBool;
 use work::{LocalWorkforce, Worker, Workforce};

@@ -13,7 +13,7 @@
 //! Deviation: QuickSampler asks a MaxSAT solver for the *closest* flipped solution; here the
 //! flip is a unit and greedy completion follows σ's values (see `Completer::flipped` at the
 //! end of this file), a near but not always nearest solution. Where greedy completion fails,
-//! splr decides the rest, starting from σ's values (see [`crate::oracle::Splr`]) but drifting
+//! splr decides the rest, starting from σ's values (see [`crate::solver::Splr`]) but drifting
 //! from them as it searches: with splr's earlier first phases (the more frequent signs), those
 //! mutations lay 4-63 support bits from σ on average, where greedy ones lie 1-3
 //! (measured on the 8 slowest case studies, 2026-12-03).
@@ -22,10 +22,10 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::diversity;
 use crate::formula::literal;
-use crate::oracle::Oracle;
 use crate::propagate::Propagator;
 use crate::sampler::repair::{Completed, Completer, Failure, GREEDY_CONFLICTS};
 use crate::sampler::{derive_seed, Observer, SampleError, StopReason, Suite};
+use crate::solver::Oracle;
 use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -383,7 +383,7 @@ impl Completer<'_> {
 mod tests {
     use super::*;
     use crate::formula::Cnf;
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
 
     fn run(cnf: &Cnf, config: &QuickConfig) -> (Vec<Assignment>, QuickReport) {
         let checker = Checker::new(cnf);
@@ -448,7 +448,7 @@ mod tests {
     }
 
     impl Oracle for AnswersLate {
-        fn solve(&self, query: &crate::oracle::Query) -> crate::oracle::Outcome {
+        fn solve(&self, query: &crate::solver::Query) -> crate::solver::Outcome {
             self.calls.fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(self.after);
             Splr.solve(query)

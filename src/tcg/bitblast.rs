@@ -6,7 +6,7 @@
 
 use super::term::{Term, TermId, Terms};
 use crate::formula::Lit;
-use crate::oracle::{Oracle, Outcome, Query};
+use crate::solver::{Oracle, Outcome, Query};
 use std::collections::HashMap;
 
 /// A circuit under construction: clauses over variables `1..=num_vars`.
@@ -371,7 +371,7 @@ pub fn solve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
     use crate::tcg::lang::BinOp;
     use proptest::prelude::*;
 

@@ -13,7 +13,7 @@ use super::rules::{BlockId, BlockKind, Instr, Rules};
 use super::term::{TermId, Terms};
 use super::traces::Trace;
 use crate::budget::Budget;
-use crate::oracle::Oracle;
+use crate::solver::Oracle;
 use std::collections::HashMap;
 
 /// Solver time for a try at small input values.

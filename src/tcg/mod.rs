@@ -20,7 +20,7 @@ pub mod term;
 pub mod traces;
 
 use crate::budget::Budget;
-use crate::oracle::Oracle;
+use crate::solver::Oracle;
 use explore::{Explorer, InputValue, Path, PathEnd};
 use rules::Rules;
 use serde::Serialize;
@@ -368,7 +368,7 @@ mod tests {
         }
         assert!("all".parse::<Criterion>().is_err());
     }
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
 
     fn report(source: &str, method: &str, loop_k: usize, width: u32) -> TcgReport {
         let rules = rules::translate(&lang::parse(source).unwrap()).unwrap();
@@ -499,7 +499,7 @@ mod tests {
     #[test]
     fn emitted_cnf_models_are_inputs_of_some_path() {
         use crate::dimacs::{self, Strictness};
-        use crate::oracle::{Outcome, Query};
+        use crate::solver::{Outcome, Query};
         let r = report(examples::MID, "mid", 2, 8);
         let text = emit_cnf(&r.terms, &r.guided.test_cases);
         let cnf = dimacs::parse(text.as_bytes(), Strictness::Strict)

@@ -3,7 +3,7 @@
 
 use crate::failure::{self, usage, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use snapsat::oracle::Solvers;
+use snapsat::solver::Solvers;
 use std::time::Duration;
 
 /// The longest `--time-limit` (about 31 years): beyond it a deadline is meaningless.
@@ -50,13 +50,13 @@ impl SolverChoice {
         match self {
             SolverChoice::Splr => Ok(Solvers::splr()),
             SolverChoice::Native => Ok(Solvers {
-                sessions: Some(&snapsat::oracle::native::Native),
+                sessions: Some(&snapsat::solver::native::Native),
                 lanes,
                 ..Solvers::splr()
             }),
             #[cfg(feature = "cadical")]
             SolverChoice::Cadical => Ok(Solvers {
-                sessions: Some(&snapsat::oracle::cadical::Cadical),
+                sessions: Some(&snapsat::solver::cadical::Cadical),
                 lanes,
                 ..Solvers::splr()
             }),

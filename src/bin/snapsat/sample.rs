@@ -10,11 +10,11 @@ use clap::Args;
 use snapsat::assignment::Assignment;
 use snapsat::distribute;
 use snapsat::distribute::launch::{Launch, LaunchError, MAX_THREADS};
-use snapsat::oracle::Splr;
 use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{
     self, Observer, RoundStats, SampleError, Sampling, SnapConfig, StopMetric, StopReason,
 };
+use snapsat::solver::Splr;
 use snapsat::testfile::{read_suite, BackgroundWriter, TestFormat, TestWriter};
 use snapsat::verify::Checker;
 use std::io::{IsTerminal, Write};

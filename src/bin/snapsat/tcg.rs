@@ -5,7 +5,7 @@ use crate::output::{check_outputs, print, write_atomically};
 use crate::read_text;
 use clap::Args;
 use snapsat::budget::Budget;
-use snapsat::oracle::Splr;
+use snapsat::solver::Splr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -6,8 +6,8 @@
 use super::{Completed, Completer, Failure};
 use crate::assignment::Assignment;
 use crate::formula::Lit;
-use crate::oracle::{Answer, Session, Steering};
 use crate::propagate::Propagator;
+use crate::solver::{Answer, Session, Steering};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -352,7 +352,7 @@ mod tests {
     use super::*;
     use crate::budget::Budget;
     use crate::formula::Cnf;
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
     use crate::verify::Checker;
 
     /// When a [`GivesUp`] session gives up.
@@ -701,7 +701,7 @@ mod tests {
     /// query: asked again without the pair, it kept neither and took two.
     #[test]
     fn a_native_repair_frees_one_bit_of_a_failed_pair_in_one_query() {
-        use crate::oracle::{native::Native, SessionBackend};
+        use crate::solver::{native::Native, SessionBackend};
         // x1 → x2 → x3, ¬x3 ∨ ¬x4: x4 is false once x1 is placed.
         let cnf = chain();
         let checker = Checker::new(&cnf);
@@ -720,7 +720,7 @@ mod tests {
     #[cfg(feature = "cadical")]
     #[test]
     fn a_refutation_from_memory_is_not_counted_as_a_solver_call() {
-        use crate::oracle::{cadical::Cadical, SessionBackend};
+        use crate::solver::{cadical::Cadical, SessionBackend};
         // x1 → x2 → x3, ¬x3 ∨ ¬x4: keeping x1 and x4 fails on both, and the retry keeps none.
         let cnf = chain();
         let checker = Checker::new(&cnf);

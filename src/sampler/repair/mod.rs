@@ -5,7 +5,7 @@
 //! (kept bits as assumptions, preferred values as phases; a refutation names the kept bits
 //! to free; `lane`), or else the oracle on the residual problem, rebuilt for the call. That
 //! residual is taken from the formula with the variables outside the independent support
-//! eliminated once ([`crate::eliminate`]), which spares the oracle most of its own
+//! eliminated once ([`crate::solver::eliminate`]), which spares the oracle most of its own
 //! simplification; before the oracle is asked, a search that stays loaded tries to refute the
 //! kept bits, which the oracle would otherwise be rebuilt to refute (`refuting`).
 
@@ -16,11 +16,11 @@ pub use lane::Lane;
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::eliminate::{eliminate, Elimination};
 use crate::formula::{literal, var_index, Cnf, Lit};
-use crate::oracle::{Oracle, Outcome, Query};
 use crate::propagate::{Propagator, Watches};
-use crate::refute::Refuter;
+use crate::solver::eliminate::{eliminate, Elimination};
+use crate::solver::native::search::Refuter;
+use crate::solver::{Oracle, Outcome, Query};
 use crate::verify::Checker;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -470,7 +470,7 @@ fn random_assignment(len: usize, rng: &mut impl Rng) -> Assignment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
 
     /// x1 → x2 → x3, and ¬x3 ∨ ¬x4.
     pub(super) fn chain() -> Cnf {

@@ -1,16 +1,16 @@
 //! Refuting a repair's kept bits before the oracle is rebuilt to refute them: a search that
-//! stays loaded per thread ([`crate::refute`]), and the record, shared by the threads, of
+//! stays loaded per thread ([`crate::solver::native::search`]), and the record, shared by the threads, of
 //! whether it pays on this formula.
 
 use super::Completer;
-use crate::eliminate::Elimination;
 use crate::formula::{var_index, Lit};
 use crate::propagate::Propagator;
-use crate::refute::Refuter;
+use crate::solver::eliminate::Elimination;
+use crate::solver::native::search::Refuter;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Conflicts the refuter (`crate::refute`) may take to prove a repair's kept bits
+/// Conflicts the refuter (`crate::solver::native::search`) may take to prove a repair's kept bits
 /// contradictory before splr is asked. On isolateRightmost.sk_7_481 (seed 1) splr's 1,238
 /// refutations needed 73 conflicts (median, its own count), 374 at the 90th percentile; with
 /// 300 the refuter proved 1,237 of them, in 0.75 ms each (splr: 14 ms).
@@ -128,7 +128,7 @@ mod tests {
     use crate::assignment::Assignment;
     use crate::budget::Budget;
     use crate::formula::Cnf;
-    use crate::oracle::Splr;
+    use crate::solver::Splr;
     use crate::verify::Checker;
 
     proptest::proptest! {

@@ -447,11 +447,11 @@ impl<'a> Snap<'a> {
 mod tests {
     use super::*;
     use crate::formula::Cnf;
-    use crate::oracle::Solvers;
-    use crate::oracle::Splr;
     use crate::sampler::task::{Deliver, Task};
     use crate::sampler::work::{LocalWorkforce, RankReport, Worker, Workforce};
     use crate::sampler::{sample, sample_in_process, sample_with, SampleError, Sampling};
+    use crate::solver::Solvers;
+    use crate::solver::Splr;
     use proptest::prelude::*;
     use shard::ShardPlan;
     use std::collections::HashSet;
@@ -1007,7 +1007,7 @@ mod tests {
     /// With sessions of `backend`, the suite depends on the seed, not on the threads: each
     /// solver lane's session sees its tasks in the same order however many threads share them.
     fn suites_are_a_function_of_the_seed_whatever_the_threads(
-        backend: &dyn crate::oracle::SessionBackend,
+        backend: &dyn crate::solver::SessionBackend,
     ) {
         let cnf = planted(80, 300, 11);
         let checker = Checker::new(&cnf);
@@ -1049,13 +1049,13 @@ mod tests {
 
     #[test]
     fn native_suites_are_a_function_of_the_seed_whatever_the_threads() {
-        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::oracle::native::Native);
+        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::solver::native::Native);
     }
 
     #[cfg(feature = "cadical")]
     #[test]
     fn cadical_suites_are_a_function_of_the_seed_whatever_the_threads() {
-        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::oracle::cadical::Cadical);
+        suites_are_a_function_of_the_seed_whatever_the_threads(&crate::solver::cadical::Cadical);
     }
 
     /// A run of up to 3 rounds on a planted formula with `solvers`: every emitted test
@@ -1097,7 +1097,7 @@ mod tests {
         fn every_test_from_native_sessions_satisfies_the_formula(
             vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
         ) {
-            let solvers = Solvers { sessions: Some(&crate::oracle::native::Native), lanes: 3, ..Solvers::splr() };
+            let solvers = Solvers { sessions: Some(&crate::solver::native::Native), lanes: 3, ..Solvers::splr() };
             every_emitted_test_holds(vars, ratio, seed, solvers)?;
         }
 
@@ -1107,7 +1107,7 @@ mod tests {
         fn every_test_from_cadical_sessions_satisfies_the_formula(
             vars in 5usize..40, ratio in 1.0f64..4.2, seed in any::<u64>()
         ) {
-            let solvers = Solvers { sessions: Some(&crate::oracle::cadical::Cadical), lanes: 3, ..Solvers::splr() };
+            let solvers = Solvers { sessions: Some(&crate::solver::cadical::Cadical), lanes: 3, ..Solvers::splr() };
             every_emitted_test_holds(vars, ratio, seed, solvers)?;
         }
     }

@@ -1,10 +1,10 @@
 //! snapsat's own search as a session backend (`--solver native`): the refuter
-//! ([`crate::refute`]) loaded once per lane, answering with models near the phases it is given
+//! ([`crate::solver::native::search`]) loaded once per lane, answering with models near the phases it is given
 //! and naming the assumptions that fail, and splr behind it for the long searches.
 //!
 //! A pure-Rust build's answer to CaDiCaL's sessions: splr 0.17 has no assumptions and no
 //! phases, so it is rebuilt for every query, and on the slow case studies the rebuilding, not
-//! the search, is the time (`crate::refute`). Of preprocessing the refuter has only
+//! the search, is the time (`crate::solver::native::search`). Of preprocessing the refuter has only
 //! failed-literal probing when a lane opens, and some formulas it does not solve where splr
 //! does: a query allowed more than `FIRST_TURN` conflicts goes to splr after the refuter's
 //! part.
@@ -15,7 +15,9 @@ use super::{
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{Cnf, Lit};
-use crate::refute::{Found, Refuter};
+pub mod search;
+
+use search::{Found, Refuter};
 use std::time::Duration;
 
 /// Conflicts past which a query is a long one (`NativeSession::long_query`), and the

@@ -9,7 +9,7 @@
 //! calls, takes the kept bits as assumptions, and gives up after a few hundred conflicts.
 //! Under `--solver splr` it only refutes: a repair whose kept bits it cannot refute asks splr
 //! as before, so the tests are the same whether it runs or not. Under `--solver native` it is
-//! a lane's session (`crate::oracle::native`), and its models are the answers.
+//! a lane's session (`crate::solver::native`), and its models are the answers.
 
 mod order;
 

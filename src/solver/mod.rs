@@ -11,6 +11,7 @@
 pub mod cadical;
 pub mod cores;
 pub mod differential;
+pub mod eliminate;
 pub mod native;
 pub mod splr;
 
@@ -99,7 +100,7 @@ pub trait Session: Send {
     /// dropped from it. Here the first set that fails together ends the query, dropped and
     /// answered as `Refuted`, for the caller to ask again without it; a session may instead
     /// drop what fails and search on in the same query, answering `Refuted` only when the
-    /// formula itself is unsatisfiable (native: [`crate::refute::Refuter::search_relaxing`]).
+    /// formula itself is unsatisfiable (native: [`crate::solver::native::search::Refuter::search_relaxing`]).
     fn solve_relaxing(
         &mut self,
         assumptions: &mut Vec<Lit>,

@@ -8,7 +8,7 @@
 //! splr is built with its clause elimination compiled out (`no_clause_elimination`, in
 //! `Cargo.toml`). Rebuilt for every query, it eliminated the same residual again each time,
 //! a fifth of a repair-bound run, on formulas the sampler has already eliminated once
-//! ([`crate::eliminate`]); and its pass before the search set each variable's first phase to
+//! ([`crate::solver::eliminate`]); and its pass before the search set each variable's first phase to
 //! the sign it occurs with more often, over the flips, so that preferences steered it only on
 //! small formulas. Its run-time switch (`enable_eliminator = false`) is not the same: it
 //! leaves that pass on, which then reads empty occurrence lists and fixes every variable true

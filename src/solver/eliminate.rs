@@ -4,7 +4,7 @@
 //! (perf, LoginService2.sk_23_36), and the variables it removed were the same each time, the
 //! dependent ones of the formula's gates. Removing them once, outside the independent support,
 //! leaves splr a smaller formula to build per query, and splr is built without its eliminator
-//! ([`crate::oracle::Splr`]). The support stays: the sampler keeps and prefers values there,
+//! ([`crate::solver::Splr`]). The support stays: the sampler keeps and prefers values there,
 //! and diversity is measured there.
 //!
 //! Eliminating `x` replaces the clauses holding `x` or `¬x` by their resolvents on `x` (as
