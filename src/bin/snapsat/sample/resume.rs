@@ -1,0 +1,74 @@
+//! `--resume`: an earlier suite read back, and where the run's tests go.
+
+use super::progress::Output;
+use super::SampleArgs;
+use crate::failure::{say, Classify, Failure, Result};
+use crate::output::LazyFile;
+use crate::read_text;
+use snapsat::assignment::Assignment;
+use snapsat::testfile::{read_suite, TestFormat};
+use snapsat::verify::Checker;
+use std::path::Path;
+
+/// The tests of the suite being resumed, and where its file is to be cut first (a torn
+/// last line), with the format its lines have.
+#[derive(Default)]
+pub struct Resumed {
+    pub tests: Vec<Assignment>,
+    pub format: Option<TestFormat>,
+    pub cut_at: Option<u64>,
+}
+
+/// Reads an earlier suite back: every line a complete test of this formula (exit 2 naming
+/// the line otherwise), an unterminated last line set apart.
+pub fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed> {
+    let shown = path.display();
+    let text = read_text(path, "the suite to resume")?;
+    let suite = read_suite(&text, checker.cnf().num_vars()).input(&shown)?;
+    if suite.tests.is_empty() {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "{shown} holds no tests: there is no suite to resume (run without --resume to start one)"
+        )));
+    }
+    if let Some((i, clause)) = suite
+        .tests
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
+    {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "{shown}: test {} falsifies clause {}: it is not a suite of this formula",
+            i + 1,
+            clause + 1
+        )));
+    }
+    if let Some((_, line)) = suite.torn_tail {
+        if !quiet {
+            say!("snapsat: note: {shown}: line {line} has no end (a write cut short, as by a crash); it is no test and is dropped");
+        }
+    }
+    Ok(Resumed {
+        tests: suite.tests,
+        format: suite.format,
+        cut_at: suite.torn_tail.map(|(offset, _)| offset),
+    })
+}
+
+/// Where the tests go: `-o` (created at the first test), the resumed file (cut at a torn
+/// last line, then appended to), or standard output.
+pub fn open_output(args: &SampleArgs, cut_at: Option<u64>) -> Result<Output> {
+    Ok(match (&args.output, &args.resume) {
+        (Some(path), _) => Box::new(LazyFile::create(path)),
+        (None, Some(path)) => {
+            if let Some(offset) = cut_at {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|f| f.set_len(offset))
+                    .output(path.display())?;
+            }
+            Box::new(LazyFile::append(path))
+        }
+        (None, None) => Box::new(std::io::stdout()),
+    })
+}
