@@ -1,0 +1,190 @@
+//! A rank's side: the coordinator's batches (or its own sharded rounds) done on its threads.
+
+use super::protocol::{self, ToCoordinator, ToRank};
+use super::transport::{Endpoint, TransportError};
+use crate::budget::Budget;
+use crate::sampler::snap::shard::ShardStream;
+use crate::sampler::task::{Demand, Drawn, Verdict};
+use crate::sampler::work::{ShardRounds, Worker};
+use crate::solver::Solvers;
+use crate::verify::Checker;
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Verdicts a rank sends together at most in a sharded round, so that the coordinator merges
+/// them while the rank works rather than all at its round's end (when its ranks would wait).
+const SHARD_CHUNK: usize = 64;
+
+/// How long a rank holds a verdict of a sharded round before sending what it has: tests reach
+/// the suite's file soon after they are found, however slow the repairs.
+const SHARD_CHUNK_WAIT: Duration = Duration::from_millis(1);
+
+/// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
+/// coordinator in task order, a chunk at a time, until it says it has what it wants of the
+/// round (`EndRound`: no more tasks are started); the last chunk says so and carries what was
+/// drawn. Any other message that comes meanwhile is kept in `early`.
+fn send_shard_round(
+    stream: &mut ShardStream,
+    worker: &mut Worker,
+    round: u64,
+    endpoint: &mut dyn Endpoint,
+    early: &mut VecDeque<Vec<u8>>,
+) -> Result<(), TransportError> {
+    let send = |endpoint: &mut dyn Endpoint,
+                verdicts: Vec<Verdict>,
+                since: Instant,
+                last: Option<Drawn>| {
+        let message = ToCoordinator::ShardResults {
+            round,
+            drawn: last.unwrap_or_default(),
+            verdicts,
+            busy_nanos: since.elapsed().as_nanos() as u64,
+            last: last.is_some(),
+        };
+        endpoint.send(0, protocol::encode(&message))
+    };
+    let mut chunk = Vec::new();
+    let mut since = Instant::now();
+    let mut failed = None;
+    let mut ended = false;
+    let drawn = stream
+        .round(round as usize, worker, &mut |burst| {
+            chunk.extend(burst);
+            if failed.is_none()
+                && (chunk.len() >= SHARD_CHUNK || since.elapsed() >= SHARD_CHUNK_WAIT)
+            {
+                failed = send(&mut *endpoint, std::mem::take(&mut chunk), since, None).err();
+                since = Instant::now();
+            }
+            while !ended && failed.is_none() {
+                match endpoint.try_receive() {
+                    Ok(Some((_, bytes))) => match protocol::decode::<ToRank>(&bytes) {
+                        Ok(ToRank::EndRound { round: theirs }) if theirs == round => ended = true,
+                        _ => early.push_back(bytes),
+                    },
+                    Ok(None) => break,
+                    Err(e) => failed = Some(e),
+                }
+            }
+            Ok(if ended || failed.is_some() {
+                Demand::Enough
+            } else {
+                Demand::More
+            })
+        })
+        .expect("the rank's delivery never fails");
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    send(endpoint, chunk, since, Some(drawn))
+}
+
+/// A rank's side: what it needs to do the coordinator's tasks.
+pub struct Rank<'a> {
+    /// The formula this rank read, and the clause check.
+    pub checker: &'a Checker<'a>,
+    /// The solvers its tasks use.
+    pub solvers: Solvers<'a>,
+    /// Set on SIGINT/SIGTERM: remaining tasks are skipped.
+    pub interrupt: &'a AtomicBool,
+    /// This rank's number.
+    pub rank: usize,
+}
+
+impl Rank<'_> {
+    /// Does the coordinator's batches on the current rayon pool until told to finish (or
+    /// the coordinator goes away). Errors are reported to the coordinator too.
+    pub fn serve(&self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
+        let result = self.serve_batches(&mut *endpoint);
+        if let Err(e) = &result {
+            let _ = endpoint.send(0, protocol::encode(&ToCoordinator::Failed(e.to_string())));
+        }
+        result
+    }
+
+    fn serve_batches(&self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
+        let (checker, solvers, interrupt, rank) =
+            (self.checker, self.solvers, self.interrupt, self.rank);
+        let threads = rayon::current_num_threads();
+        let mut worker: Option<Worker> = None;
+        let mut stream: Option<ShardStream> = None;
+        let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
+            endpoint.send(0, protocol::encode(message))
+        };
+        // Messages that came while a sharded round ran, taken before any newer one.
+        let mut early: VecDeque<Vec<u8>> = VecDeque::new();
+        loop {
+            let next = early.pop_front().map(Ok);
+            let bytes = match next.unwrap_or_else(|| endpoint.receive().map(|(_, bytes)| bytes)) {
+                Ok(bytes) => bytes,
+                Err(TransportError::Disconnected) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let started =
+                || TransportError::Protocol("work arrived before the start message".into());
+            match protocol::decode::<ToRank>(&bytes)? {
+                ToRank::Start {
+                    fingerprint,
+                    seconds_left,
+                } => {
+                    let mine = checker.cnf().fingerprint();
+                    if fingerprint != mine {
+                        return Err(TransportError::Protocol(format!(
+                        "rank {rank} read another formula (fingerprint {mine:016x}, coordinator's {fingerprint:016x})"
+                    )));
+                    }
+                    let left = Duration::try_from_secs_f64(seconds_left).unwrap_or(Duration::MAX);
+                    worker = Some(Worker::new(checker, solvers, Budget::new(left, interrupt)));
+                    reply(endpoint, &ToCoordinator::Ready { threads })?;
+                }
+                ToRank::Centroids(centroids) => worker
+                    .as_mut()
+                    .ok_or_else(started)?
+                    .set_centroids(&centroids),
+                ToRank::Tasks { batch, tasks } => {
+                    let worker = worker.as_mut().ok_or_else(started)?;
+                    let t = Instant::now();
+                    let verdicts = worker.run(&tasks);
+                    let busy_nanos = t.elapsed().as_nanos() as u64;
+                    reply(
+                        endpoint,
+                        &ToCoordinator::Results {
+                            batch,
+                            verdicts,
+                            busy_nanos,
+                        },
+                    )?;
+                }
+                ToRank::Shard { plan, samples } => {
+                    stream = Some(ShardStream::new(plan, rank, samples));
+                }
+                ToRank::ShardRound { round } => {
+                    let worker = worker.as_mut().ok_or_else(started)?;
+                    let stream = stream.as_mut().ok_or_else(|| {
+                        TransportError::Protocol("a sharded round before its samples".into())
+                    })?;
+                    send_shard_round(stream, worker, round, endpoint, &mut early)?;
+                }
+                // The round it ends was over when it came.
+                ToRank::EndRound { .. } => {}
+                ToRank::Finish => {
+                    if let Some(worker) = &worker {
+                        let report = worker.report(rank, threads);
+                        let drawing = stream.as_ref().map_or(Duration::ZERO, ShardStream::drawing);
+                        reply(
+                            endpoint,
+                            &ToCoordinator::Finished {
+                                tasks: report.tasks,
+                                busy_nanos: ((report.busy_seconds + drawing.as_secs_f64()) * 1e9)
+                                    as u64,
+                                histograms: report.metrics.to_bytes(),
+                            },
+                        )?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
