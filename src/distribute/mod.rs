@@ -1,7 +1,7 @@
 //! Ranks: the sampler's tasks spread over threads of one process or over MPI processes.
 //!
 //! Rank 0 hosts the coordinator, which runs the sampler itself (deltas, centroids, merging,
-//! NCD, the stop rule) against the [`Workforce`] interface and hands out tasks in batches;
+//! NCD, the stop rule) against the [`crate::sampler::work::Workforce`] interface and hands out tasks in batches;
 //! every rank, rank 0 included, runs [`Rank::serve`] and does its batches on its own rayon threads.
 //! Batches shrink as a list of tasks drains (guided self-scheduling), and a rank holds two at
 //! a time, getting another each time it returns one, so ranks that draw cheap repairs take

@@ -1,3 +1,4 @@
+use super::restarts::luby;
 use super::*;
 use crate::assignment::Assignment;
 use crate::formula::literal;
