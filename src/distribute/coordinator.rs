@@ -171,6 +171,46 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
     }
 }
 
+impl<E: Ranks> Coordinator<'_, E> {
+    /// The next batch of verdicts a rank returns, checked against what it was sent
+    /// (`in_flight`: batch → rank, first task, tasks, sent at), with its round trip (from the
+    /// later of its sending and the rank's return before, `last_return`) and busy time
+    /// recorded: the rank, where its verdicts go in the task list, and the verdicts.
+    fn batch_returned(
+        &mut self,
+        in_flight: &mut HashMap<u64, (usize, usize, usize, Instant)>,
+        last_return: &mut [Instant],
+    ) -> Result<(usize, usize, Vec<Verdict>), SampleError> {
+        let (rank, message) = self.receive()?;
+        let ToCoordinator::Results {
+            batch,
+            verdicts: done,
+            busy_nanos,
+        } = message
+        else {
+            return Err(unexpected(rank, &message).into());
+        };
+        let (owner, first, count, sent) = in_flight.remove(&batch).ok_or_else(|| {
+            TransportError::Protocol(format!("rank {rank} returned unknown batch {batch}"))
+        })?;
+        if owner != rank || done.len() != count {
+            return Err(TransportError::Protocol(format!(
+                "rank {rank} returned {} verdicts for batch {batch} of rank {owner} ({count} tasks)",
+                done.len()
+            ))
+            .into());
+        }
+        let trip = sent
+            .max(last_return[rank])
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(busy_nanos));
+        self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
+        self.busy += Duration::from_nanos(busy_nanos);
+        last_return[rank] = Instant::now();
+        Ok((rank, first, done))
+    }
+}
+
 impl<E: Ranks> Workforce for Coordinator<'_, E> {
     fn run(
         &mut self,
@@ -232,32 +272,8 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             if in_flight.is_empty() {
                 break;
             }
-            let (rank, message) = self.receive()?;
-            let ToCoordinator::Results {
-                batch,
-                verdicts: done,
-                busy_nanos,
-            } = message
-            else {
-                return Err(unexpected(rank, &message).into());
-            };
-            let (owner, first, count, sent) = in_flight.remove(&batch).ok_or_else(|| {
-                TransportError::Protocol(format!("rank {rank} returned unknown batch {batch}"))
-            })?;
-            if owner != rank || done.len() != count {
-                return Err(TransportError::Protocol(format!(
-                    "rank {rank} returned {} verdicts for batch {batch} of rank {owner} ({count} tasks)",
-                    done.len()
-                ))
-                .into());
-            }
-            let trip = sent
-                .max(last_return[rank])
-                .elapsed()
-                .saturating_sub(Duration::from_nanos(busy_nanos));
-            self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
-            self.busy += Duration::from_nanos(busy_nanos);
-            last_return[rank] = Instant::now();
+            let (rank, first, done) = self.batch_returned(&mut in_flight, &mut last_return)?;
+            let count = done.len();
             for (slot, verdict) in verdicts[first..first + count].iter_mut().zip(done) {
                 *slot = Some(verdict);
             }

@@ -13,7 +13,7 @@
 use super::{draw, without_settling, Snap};
 use crate::assignment::Assignment;
 use crate::budget::CoarseClock;
-use crate::sampler::task::{Demand, Task, Verdict};
+use crate::sampler::task::{Deliver, Demand, Drawn, Task, Verdict};
 use crate::sampler::work::Workforce;
 use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
 use std::time::{Duration, Instant};
@@ -191,14 +191,7 @@ impl Snap<'_> {
             })
         };
         let run_started = Instant::now();
-        let drawn = match work {
-            Work::Tasks { centroids, tasks } if !tasks.is_empty() => {
-                workforce.run(&centroids, tasks, &mut deliver)?;
-                None
-            }
-            Work::Tasks { .. } => None,
-            Work::Shards => Some(workforce.run_shards(number, &mut deliver)?),
-        };
+        let drawn = run_work(workforce, work, number, &mut deliver)?;
         let messaged = workforce.messaging() - messaging;
         stats.messaging_seconds = messaged.as_secs_f64();
         let run = Run {
@@ -228,10 +221,7 @@ impl Snap<'_> {
         self.report.seconds.verify_repair += working;
         stats.work_seconds = (workforce.busy() - busy).as_secs_f64();
 
-        self.report.candidates += stats.candidates;
-        self.report.valid_before_repair += stats.valid_before_repair;
-        self.report.repaired += stats.repaired;
-        self.report.failed_repairs += stats.failed_repairs;
+        self.count_candidates(&stats);
         stats.new_tests = self.suite.len() - before;
         self.measures_up_to_date().ask();
         *next = self.prepare_ahead(stats.round, samples);
@@ -242,6 +232,14 @@ impl Snap<'_> {
             working,
             initial: false,
         }))
+    }
+
+    /// A round's candidates counted in the run's figures.
+    fn count_candidates(&mut self, stats: &RoundStats) {
+        self.report.candidates += stats.candidates;
+        self.report.valid_before_repair += stats.valid_before_repair;
+        self.report.repaired += stats.repaired;
+        self.report.failed_repairs += stats.failed_repairs;
     }
 
     /// One verdict of a round taken into its figures, and its test into the suite (and the
@@ -374,6 +372,24 @@ impl Snap<'_> {
             ..prepared
         })
     }
+}
+
+/// A round's work done by `workforce`, each verdict to `deliver`: its tasks, or every rank's
+/// own round (sharded), whose draws come back.
+fn run_work(
+    workforce: &mut dyn Workforce,
+    work: Work,
+    number: usize,
+    deliver: &mut Deliver,
+) -> Result<Option<Drawn>, SampleError> {
+    Ok(match work {
+        Work::Tasks { centroids, tasks } if !tasks.is_empty() => {
+            workforce.run(&centroids, tasks, deliver)?;
+            None
+        }
+        Work::Tasks { .. } => None,
+        Work::Shards => Some(workforce.run_shards(number, deliver)?),
+    })
 }
 
 #[cfg(test)]
