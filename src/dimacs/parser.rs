@@ -95,6 +95,28 @@ impl Parser<'_> {
         text.parse::<i64>().ok()
     }
 
+    /// `token` as a number, or the error at `line`:`column` saying it was `expected` (and,
+    /// where only strict mode refuses it, that `--relaxed` takes it).
+    fn number(
+        &self,
+        token: &[u8],
+        line: usize,
+        column: usize,
+        expected: &str,
+    ) -> Result<i64, ParseError> {
+        self.int(token).ok_or_else(|| {
+            error(
+                line,
+                column,
+                format!(
+                    "expected {expected}, found `{}`{}",
+                    show(token),
+                    self.relaxed_hint(token)
+                ),
+            )
+        })
+    }
+
     /// What an error on `token` adds when only strict mode refuses it.
     fn relaxed_hint(&self, token: &[u8]) -> &'static str {
         let text = std::str::from_utf8(token).unwrap_or("");
@@ -177,17 +199,7 @@ impl Parser<'_> {
                     ),
                 ));
             }
-            let value = self.int(token).ok_or_else(|| {
-                error(
-                    line_no,
-                    column,
-                    format!(
-                        "expected a variable number, found `{}`{}",
-                        show(token),
-                        self.relaxed_hint(token)
-                    ),
-                )
-            })?;
+            let value = self.number(token, line_no, column, "a variable number")?;
             if value == 0 {
                 closed = true;
             } else if self.header.is_some() {
@@ -250,17 +262,14 @@ impl Parser<'_> {
                     format!("{expect}: missing the {what}"),
                 ));
             };
-            numbers[i] = match self.int(tok) {
-                Some(n) if n >= 0 => n as usize,
+            let expected = format!("the {what} (a number ≥ 0)");
+            numbers[i] = match self.number(tok, line_no, col, &expected)? {
+                n if n >= 0 => n as usize,
                 _ => {
                     return Err(error(
                         line_no,
                         col,
-                        format!(
-                            "expected the {what} (a number ≥ 0), found `{}`{}",
-                            show(tok),
-                            self.relaxed_hint(tok)
-                        ),
+                        format!("expected {expected}, found `{}`", show(tok)),
                     ))
                 }
             };
@@ -326,17 +335,12 @@ impl Parser<'_> {
                     ),
                 ));
             };
-            let value = self.int(token).ok_or_else(|| {
-                error(
-                    line_no,
-                    column,
-                    format!(
-                        "expected a literal (a non-zero integer) or 0, found `{}`{}",
-                        show(token),
-                        self.relaxed_hint(token)
-                    ),
-                )
-            })?;
+            let value = self.number(
+                token,
+                line_no,
+                column,
+                "a literal (a non-zero integer) or 0",
+            )?;
             if value == 0 {
                 self.cnf.add_clause(&self.clause);
                 self.clause.clear();
