@@ -1,7 +1,7 @@
 //! Flag values the derive attributes cannot check alone (names of library types, the time
 //! limit), and the choices `sample` offers, which its summary reports too.
 
-use crate::failure::{self, usage, Result};
+use crate::failure::{self, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use snapsat::solver::Solvers;
 use std::time::Duration;
@@ -63,7 +63,7 @@ impl SolverChoice {
             #[cfg(not(feature = "cadical"))]
             SolverChoice::Cadical => {
                 let _ = lanes;
-                Err(usage(
+                Err(failure::usage(
                     "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
                      --features cadical` (scripts/install-cadical installs the libclang it \
                      needs), or leave --solver out for the native search",
