@@ -1,6 +1,7 @@
-//! CaDiCaL (through rustsat) as a [`Session`]: the formula, less what its units force, is loaded
-//! once per lane; each query sets the phases that changed since the last one, assumes the
-//! literals to keep, and runs under a conflict limit and a terminator that watches the budget.
+//! CaDiCaL (through `cadical-sys`) as a [`Session`]: the formula, less what its units force, is
+//! loaded once per lane; each query sets the phases that changed since the last one, assumes
+//! the literals to keep, and runs under a conflict limit and a terminator that watches the
+//! budget.
 
 use super::cores::RecentCores;
 use super::{Answer, Session, SessionBackend, Steering};
@@ -8,19 +9,14 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
 use crate::propagate::forced_values;
-use rustsat::solvers::{
-    ControlSignal, FreezeVar, LimitConflicts, PhaseLit, Solve, SolveIncremental, SolverResult,
-    Terminate,
-};
-use rustsat::types::{Lit as RsLit, TernaryVal, Var};
-use rustsat_cadical::CaDiCaL;
+use cadical_sys::{CaDiCal, Status, Terminator};
 
 /// Opens CaDiCaL sessions.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Cadical;
 
 struct CadicalSession<'a> {
-    solver: CaDiCaL<'a, 'static>,
+    solver: Solver,
     cnf: &'a Cnf,
     budget: Budget<'a>,
     /// The phases set so far (all false at first), so that a query sets only those that changed.
@@ -35,20 +31,19 @@ struct CadicalSession<'a> {
     /// What every model has in common: the values unit clauses and their propagation force,
     /// and then those CaDiCaL fixes at its root (`unsettled` says which are still open).
     forced: Assignment,
-    /// The variables they leave open, in order: CaDiCaL's variable `i` is `open[i]`. Only
-    /// these are loaded, phased and read. On sketches most variables are forced (90% of
-    /// 35.sk_3_52's), and CaDiCaL's decision queue skipped over each of them, assigned, on
-    /// every query (a tenth of an easy run), and reading a value costs an FFI call.
+    /// The variables they leave open, in order: CaDiCaL's variable `i + 1` is `open[i]`.
+    /// Only these are loaded, phased and read: on sketches most variables are forced, and
+    /// CaDiCaL's decision queue would skip over each of them on every query, and reading a
+    /// value is an FFI call.
     open: Vec<u32>,
-    /// Per variable: its index in CaDiCaL, or `FORCED`.
+    /// Per variable: its index in `open`, or `FORCED`.
     inner: Vec<u32>,
-    /// CaDiCaL's variables it has not fixed at its root: the only ones a model is read for.
-    /// Its probing and learnt units fix most of what unit propagation leaves open on
-    /// sketches (3,898 of 4,012 variables of 70.sk_3_40 within its first queries), and
-    /// reading each value is an FFI call.
+    /// Indices in `open` CaDiCaL has not fixed at its root: the only ones a model is read
+    /// for. Its probing and learnt units fix most of what unit propagation leaves open on
+    /// sketches within the first queries.
     unsettled: Vec<u32>,
     /// CaDiCaL's count of root-fixed variables when `unsettled` was last pruned.
-    fixed_seen: u64,
+    fixed_seen: i64,
     /// `calls` when that count last grew.
     fixed_grew_at: u64,
     /// The session has reloaded or probed: it probes at most once, and never after a reload
@@ -65,24 +60,19 @@ const REMEMBERED_CORES: usize = 64;
 
 /// Fixed variables CaDiCaL must hold, at least, before a session reloads it without them.
 const RELOAD_AFTER_FIXED: usize = 64;
-/// Queries in which CaDiCaL fixed nothing new before a session reloads it. Reloading at
-/// once lost what it would have fixed next: 20.sk_1_51 fixed 3,444 variables by its 9th
-/// query and 5,351 by its 17th, and reloaded at the 9th its queries took 1.2x as long.
+/// Queries in which CaDiCaL fixed nothing new before a session reloads it: it fixes them in
+/// bursts in its first queries, and a reload at the first lull loses what comes next.
 const RELOAD_AFTER_QUIET_QUERIES: u64 = 16;
 /// Rounds of CaDiCaL's preprocessing on a reloaded solver.
-const RELOAD_SIMPLIFY_ROUNDS: u32 = 3;
-/// Queries after which a session that has not reloaded runs CaDiCaL's root-level probing
-/// once. What CaDiCaL fixes at its root comes from the searches of its first queries, so it
-/// depends on the seed: on 56.sk_6_38 the first query fixed 627 of 1,892 open variables at
-/// seed 2 and 6 at seed 1, whose session then never reloaded and took 2.2x as long (repairs
-/// 130 µs against 31). Probed, it fixes 1,202 and reloads. Sessions that answer fewer
-/// queries (most circuits complete by propagation) never pay for it.
+const RELOAD_SIMPLIFY_ROUNDS: i32 = 3;
+/// Queries after which a session that has not reloaded probes once. What CaDiCaL fixes at
+/// its root comes from the searches of its first queries, so it depends on the seed: a
+/// session that fixed little would never reload. Sessions that answer fewer queries (most
+/// circuits complete by propagation) never pay for it.
 const PROBE_AFTER_QUERIES: u64 = 128;
-/// CaDiCaL's preprocessing steps switched off while it probes: with them the one round took
-/// 72 ms on sort.sk_8_52, 18 ms on ProcessBean.sk_8_64 and 7 ms on blasted_case_1_b12_2
-/// (where it fixed nothing), without them 13, 2.7 and 0.8 ms. Failed literals, binary-clause
-/// backbones and equivalent literals stay on: they fix what it fixes (1,202 variables of
-/// 56.sk_6_38 at seed 1; 1,219 with every step, 80 without backbones and equivalences).
+/// CaDiCaL's preprocessing steps switched off in the solver that probes: they cost several
+/// times what probing does, and failed literals, binary-clause backbones and equivalent
+/// literals, which stay on, fix what they would.
 const COSTLY_STEPS: [&str; 6] = [
     "elim",
     "subsume",
@@ -96,9 +86,45 @@ const COSTLY_STEPS: [&str; 6] = [
 const FORCED: u32 = u32::MAX;
 
 /// `lit` in CaDiCaL's numbering, or `None` when its variable is forced.
-fn inner_lit(inner: &[u32], lit: Lit) -> Option<RsLit> {
+fn inner_lit(inner: &[u32], lit: Lit) -> Option<i32> {
     let v = inner[var_index(lit)];
-    (v != FORCED).then(|| RsLit::new(v, lit < 0))
+    (v != FORCED).then(|| if lit < 0 { -(v as i32 + 1) } else { v as i32 + 1 })
+}
+
+/// The positive literal of `open`'s `i`th variable in CaDiCaL's numbering.
+fn open_lit(i: u32) -> i32 {
+    i as i32 + 1
+}
+
+/// A CaDiCaL solver that may move to another thread (a session is opened on one thread and
+/// answers on a rayon worker).
+struct Solver(CaDiCal);
+
+// SAFETY: CaDiCaL's solver is a C++ object with no thread affinity (no thread-local state), and
+// `Solver` is not `Sync`, so it is used from one thread at a time. The only callback it holds is
+// a `BudgetTerminator`, which is `Send`.
+unsafe impl Send for Solver {}
+
+impl std::ops::Deref for Solver {
+    type Target = CaDiCal;
+    fn deref(&self) -> &CaDiCal {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Solver {
+    fn deref_mut(&mut self) -> &mut CaDiCal {
+        &mut self.0
+    }
+}
+
+/// Stops CaDiCaL when the session's budget runs out.
+struct BudgetTerminator(Budget<'static>);
+
+impl Terminator for BudgetTerminator {
+    fn terminated(&mut self) -> bool {
+        self.0.exhausted()
+    }
 }
 
 impl SessionBackend for Cadical {
@@ -107,16 +133,14 @@ impl SessionBackend for Cadical {
     }
 
     fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String> {
-        Ok(Box::new(
-            CadicalSession::open(cnf, budget).map_err(|e| e.to_string())?,
-        ))
+        Ok(Box::new(CadicalSession::open(cnf, budget)?))
     }
 }
 
 impl<'a> CadicalSession<'a> {
-    fn open(cnf: &'a Cnf, budget: Budget<'a>) -> anyhow::Result<Self> {
+    fn open(cnf: &'a Cnf, budget: Budget<'a>) -> Result<Self, String> {
         let (forced, open) = forced_values(cnf);
-        let (solver, inner) = load(cnf, &forced, &open, budget)?;
+        let (solver, inner) = load(cnf, &forced, &open, budget, &[])?;
         Ok(CadicalSession {
             solver,
             cnf,
@@ -138,28 +162,32 @@ impl<'a> CadicalSession<'a> {
 }
 
 /// A CaDiCaL holding `cnf` less what `forced` sets (every variable not `open`), and each
-/// variable's index in it; every phase false, and stopped by `budget`.
+/// variable's index in it; every phase false, the options `off` switched off, and stopped by
+/// `budget`.
 fn load<'a>(
     cnf: &Cnf,
     forced: &Assignment,
     open: &[u32],
     budget: Budget<'a>,
-) -> anyhow::Result<(CaDiCaL<'a, 'static>, Vec<u32>)> {
-    let mut solver = CaDiCaL::default();
+    off: &[&str],
+) -> Result<(Solver, Vec<u32>), String> {
+    let mut solver = Solver(CaDiCal::new());
     // The "lucky" pre-pass tries fixed assignments before the phases we set, and returns
-    // the same few models whatever they are; off, the phases steer every query.
-    solver.set_option("lucky", 0)?;
-    // The first query's light preprocessing (gate extraction, sweeping, fast elimination)
-    // took 35-55 ms on sketches whose every query takes a tenth of a millisecond: off,
-    // a 1000-test run was 0.77-0.92x as long on 13 of 16 fast case studies (1.03-1.17x
-    // on 3), and no worse on the slow ones.
-    solver.set_option("preprocesslight", 0)?;
+    // the same few models whatever they are; off, the phases steer every query. The first
+    // query's light preprocessing (gate extraction, sweeping, fast elimination) costs more
+    // than a whole easy run's queries (results/engine).
+    for option in ["lucky", "preprocesslight"].iter().chain(off) {
+        if !solver.set(option, 0) {
+            return Err(format!("cadical: no option {option}"));
+        }
+    }
     let mut inner = vec![FORCED; cnf.num_vars()];
     for (i, &v) in open.iter().enumerate() {
         inner[v as usize] = i as u32;
     }
-    if !open.is_empty() {
-        solver.reserve(Var::new(open.len() as u32 - 1))?;
+    let last = i32::try_from(open.len()).map_err(|_| "cadical: too many variables")?;
+    if last > 0 {
+        solver.resize(last);
     }
     // Clauses a forced value satisfies are left out, and forced-false literals dropped:
     // no clause is left empty, or propagation would have found the contradiction (and
@@ -170,41 +198,40 @@ fn load<'a>(
             .iter()
             .any(|&l| inner_lit(&inner, l).is_none() && forced.satisfies(l));
         if !satisfied {
-            let reduced: rustsat::types::Clause = clause
-                .iter()
-                .filter_map(|&l| inner_lit(&inner, l))
-                .collect();
-            solver.add_clause(reduced)?;
+            for lit in clause.iter().filter_map(|&l| inner_lit(&inner, l)) {
+                solver.add(lit);
+            }
+            solver.add(0);
         }
     }
     // Every variable starts phased false, matching a session's `phases`.
-    for i in 0..open.len() {
-        solver.phase_lit(RsLit::negative(i as u32))?;
+    for i in 0..open.len() as u32 {
+        solver.phase(-open_lit(i));
     }
-    solver.attach_terminator(move || {
-        if budget.exhausted() {
-            ControlSignal::Terminate
-        } else {
-            ControlSignal::Continue
-        }
-    });
+    // SAFETY: the terminator only reads the budget (a deadline and a borrowed interrupt
+    // flag), and CaDiCaL calls it only from `solve` and `simplify`. Every solver this
+    // function returns is owned by a `CadicalSession<'a>` or dropped within `probe`, so it
+    // never outlives `'a`, the flag's lifetime; dropping the terminator does not touch the
+    // flag.
+    let budget = unsafe { std::mem::transmute::<Budget<'a>, Budget<'static>>(budget) };
+    solver.connect_terminator(BudgetTerminator(budget));
     Ok((solver, inner))
 }
 
 /// Freezes the independent support in `solver` (variable indices in `inner`), if the formula
 /// names one; true if it does. Queries assume only support literals then: frozen, they stay,
 /// and CaDiCaL's preprocessing may take the other variables out.
-fn freeze_support(solver: &mut CaDiCaL<'_, '_>, cnf: &Cnf, inner: &[u32]) -> anyhow::Result<bool> {
+fn freeze_support(solver: &mut CaDiCal, cnf: &Cnf, inner: &[u32]) -> bool {
     for &v in cnf.independent_support() {
         if let Some(lit) = inner_lit(inner, v as Lit) {
-            solver.freeze_var(lit.var())?;
+            solver.freeze(lit);
         }
     }
-    Ok(!cnf.independent_support().is_empty())
+    !cnf.independent_support().is_empty()
 }
 
 impl CadicalSession<'_> {
-    fn set_phases(&mut self, phases: &Assignment, steering: Steering) -> anyhow::Result<()> {
+    fn set_phases(&mut self, phases: &Assignment, steering: Steering) {
         let steered = match steering {
             Steering::All => return self.steer(phases),
             Steering::Only(steered) => steered,
@@ -215,56 +242,42 @@ impl CadicalSession<'_> {
             }
             return self.steer(&target);
         }
-        for i in 0..self.open.len() {
-            self.solver.unphase_var(Var::new(i as u32))?;
+        for i in 0..self.open.len() as u32 {
+            self.solver.unphase(open_lit(i));
         }
         for &v in steered {
-            self.phase(v, phases.get(v))?;
+            self.phase(v, phases.get(v));
         }
         self.phases.clone_from(phases);
         self.loose = true;
-        Ok(())
     }
 
     /// Phases every variable as `target` has it: those that changed since the last query, or
     /// all of them after a loose one.
-    fn steer(&mut self, target: &Assignment) -> anyhow::Result<()> {
+    fn steer(&mut self, target: &Assignment) {
         if self.loose {
             for v in 0..target.len() {
-                self.phase(v, target.get(v))?;
+                self.phase(v, target.get(v));
             }
             self.loose = false;
         } else {
             for v in self.phases.xor(target).ones() {
-                self.phase(v, target.get(v))?;
+                self.phase(v, target.get(v));
             }
         }
         self.phases.clone_from(target);
-        Ok(())
     }
 
     /// Moves the variables CaDiCaL has fixed at its root since the last look into `forced`,
     /// whose values every model has: they are not read again.
     fn settle_fixed(&mut self) {
-        let fixed = self.solver.get_statistic(rustsat_cadical::Statistic::Fixed);
+        let fixed = self.solver.get_statistic_value("fixed");
         if fixed == self.fixed_seen {
             return;
         }
         self.fixed_seen = fixed;
         self.fixed_grew_at = self.calls;
-        let (solver, open, forced) = (&self.solver, &self.open, &mut self.forced);
-        self.unsettled
-            .retain(|&i| match solver.current_lit_val(RsLit::positive(i)) {
-                TernaryVal::True => {
-                    forced.set(open[i as usize] as usize, true);
-                    false
-                }
-                TernaryVal::False => {
-                    forced.set(open[i as usize] as usize, false);
-                    false
-                }
-                TernaryVal::DontCare => true,
-            });
+        settle(&self.solver, &self.open, &mut self.unsettled, &mut self.forced);
     }
 
     /// Whether CaDiCaL has fixed enough of what it holds that a new one without it pays
@@ -287,47 +300,44 @@ impl CadicalSession<'_> {
             && !self.cnf.independent_support().is_empty()
     }
 
-    /// One round of CaDiCaL's root-level probing on the solver as it is, the support frozen
-    /// as a reload freezes it and `COSTLY_STEPS` off; what it fixes counts towards a reload.
-    fn probe(&mut self) -> anyhow::Result<()> {
+    /// One round of CaDiCaL's root-level probing, the support frozen as a reload freezes it
+    /// and `COSTLY_STEPS` off. Options are set only before a solver holds clauses, so it runs
+    /// on a solver of its own holding what this one does; what it fixes counts towards a
+    /// reload.
+    fn probe(&mut self) -> Result<(), String> {
         self.simplified = true;
-        freeze_support(&mut self.solver, self.cnf, &self.inner)?;
-        let saved = COSTLY_STEPS
-            .iter()
-            .map(|&step| Ok((step, self.solver.get_option(step)?)))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        for &(step, _) in &saved {
-            self.solver.set_option(step, 0)?;
+        let (mut prober, _) = load(
+            self.cnf,
+            &self.forced,
+            &self.open,
+            self.budget,
+            &COSTLY_STEPS,
+        )?;
+        freeze_support(&mut prober, self.cnf, &self.inner);
+        prober.simplify(1);
+        let before = self.unsettled.len();
+        settle(&prober, &self.open, &mut self.unsettled, &mut self.forced);
+        if self.unsettled.len() < before {
+            self.fixed_grew_at = self.calls;
         }
-        // rustsat answers `simplify` after a satisfiable query from its own record of that
-        // answer, without calling CaDiCaL; reserving the variables CaDiCaL already has
-        // changes nothing there and clears the record.
-        self.solver.reserve(Var::new(self.open.len() as u32 - 1))?;
-        self.solver.simplify(1)?;
-        for (step, value) in saved {
-            self.solver.set_option(step, value)?;
-        }
-        self.settle_fixed();
         Ok(())
     }
 
     /// Replaces the solver by one that holds only the unsettled variables, with the fixed
     /// ones as forced values (the formula entails them, so the models are the same). Learnt
     /// clauses are lost; the cores found stay true.
-    fn reload(&mut self) -> anyhow::Result<()> {
+    fn reload(&mut self) -> Result<(), String> {
         let open: Vec<u32> = self
             .unsettled
             .iter()
             .map(|&i| self.open[i as usize])
             .collect();
-        let (mut solver, inner) = load(self.cnf, &self.forced, &open, self.budget)?;
+        let (mut solver, inner) = load(self.cnf, &self.forced, &open, self.budget, &[])?;
         // CaDiCaL's preprocessing (probing, elimination, subsumption) may take what is not
-        // frozen out of every query's propagation. On the solver first loaded it cost more
-        // than it saved on the easy case studies; on the reduced one, time to 1000 tests was
-        // 0.48-0.79x on 81.sk_5_51, 29.sk_3_45, 20.sk_1_51 and 19.sk_3_48, and no worse on
-        // the others that reload (medians of 5).
-        if freeze_support(&mut solver, self.cnf, &inner)? {
-            solver.simplify(RELOAD_SIMPLIFY_ROUNDS)?;
+        // frozen out of every query's propagation: on the solver first loaded it costs more
+        // than it saves on the easy case studies, on the reduced one it pays.
+        if freeze_support(&mut solver, self.cnf, &inner) {
+            solver.simplify(RELOAD_SIMPLIFY_ROUNDS);
         }
         self.solver = solver;
         self.simplified = true;
@@ -342,10 +352,9 @@ impl CadicalSession<'_> {
     }
 
     /// Decide `v` first as `value` (nothing for a forced variable).
-    fn phase(&mut self, v: usize, value: bool) -> anyhow::Result<()> {
-        match inner_lit(&self.inner, literal(v, value)) {
-            Some(lit) => self.solver.phase_lit(lit),
-            None => Ok(()),
+    fn phase(&mut self, v: usize, value: bool) {
+        if let Some(lit) = inner_lit(&self.inner, literal(v, value)) {
+            self.solver.phase(lit);
         }
     }
 
@@ -355,7 +364,7 @@ impl CadicalSession<'_> {
         phases: &Assignment,
         steering: Steering,
         conflicts: Option<u32>,
-    ) -> anyhow::Result<Answer> {
+    ) -> Result<Answer, String> {
         // An assumption against a forced value fails on its own; one that agrees holds.
         if let Some(&against) = assumptions
             .iter()
@@ -367,24 +376,27 @@ impl CadicalSession<'_> {
         if !known.is_empty() {
             return Ok(Answer::Refuted(known));
         }
-        let assumed: Vec<RsLit> = assumptions
+        let assumed: Vec<(Lit, i32)> = assumptions
             .iter()
-            .filter_map(|&l| inner_lit(&self.inner, l))
+            .filter_map(|&l| Some((l, inner_lit(&self.inner, l)?)))
             .collect();
-        self.set_phases(phases, steering)?;
-        self.solver.limit_conflicts(conflicts)?;
+        self.set_phases(phases, steering);
+        let limit = conflicts.map_or(-1, |c| i32::try_from(c).unwrap_or(i32::MAX));
+        self.solver.limit("conflicts", limit);
+        for &(_, lit) in &assumed {
+            self.solver.assume(lit);
+        }
         self.calls += 1;
-        Ok(match self.solver.solve_assumps(&assumed)? {
-            SolverResult::Sat => {
+        Ok(match self.solver.solve() {
+            Status::SATISFIABLE => {
                 self.settle_fixed();
                 let mut model = self.forced.clone();
                 for &i in &self.unsettled {
                     let v = self.open[i as usize] as usize;
                     // A variable in no clause has no value of its own: it keeps its phase.
-                    let value = match self.solver.lit_val(RsLit::positive(i))? {
-                        TernaryVal::True => true,
-                        TernaryVal::False => false,
-                        TernaryVal::DontCare => phases.get(v),
+                    let value = match self.solver.val(open_lit(i)) {
+                        0 => phases.get(v),
+                        value => value > 0,
                     };
                     model.set(v, value);
                 }
@@ -396,22 +408,31 @@ impl CadicalSession<'_> {
                 self.last_model = Some(model.clone());
                 Answer::Model(model)
             }
-            SolverResult::Unsat => {
-                // rustsat's core is a clause the formula entails: the failed assumptions,
-                // negated.
-                let open = &self.open;
-                let core: Vec<Lit> = self
-                    .solver
-                    .core()?
-                    .into_iter()
-                    .map(|l| literal(open[l.var().idx()] as usize, l.is_neg()))
+            Status::UNSATISFIABLE => {
+                let solver = &mut self.solver;
+                let core: Vec<Lit> = assumed
+                    .iter()
+                    .filter(|&&(_, lit)| solver.failed(lit))
+                    .map(|&(l, _)| l)
                     .collect();
                 self.cores.learn(&core);
                 Answer::Refuted(core)
             }
-            SolverResult::Interrupted => Answer::Unknown("conflict limit or time limit".into()),
+            Status::UNKNOWN => Answer::Unknown("conflict limit or time limit".into()),
         })
     }
+}
+
+/// Moves the variables of `open` (at the indices `unsettled` holds) that `solver` has fixed at
+/// its root into `forced`.
+fn settle(solver: &CaDiCal, open: &[u32], unsettled: &mut Vec<u32>, forced: &mut Assignment) {
+    unsettled.retain(|&i| match solver.fixed(open_lit(i)) {
+        0 => true,
+        value => {
+            forced.set(open[i as usize] as usize, value > 0);
+            false
+        }
+    });
 }
 
 impl Session for CadicalSession<'_> {
@@ -423,7 +444,7 @@ impl Session for CadicalSession<'_> {
         conflicts: Option<u32>,
     ) -> Answer {
         self.query(assumptions, phases, steering, conflicts)
-            .unwrap_or_else(|e| Answer::Unknown(format!("cadical: {e}")))
+            .unwrap_or_else(Answer::Unknown)
     }
 
     fn solver_calls(&self) -> u64 {

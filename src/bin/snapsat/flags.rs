@@ -39,7 +39,7 @@ pub enum SolverChoice {
     /// snapsat's own search (pure Rust), one session per solver lane that stays loaded, with
     /// splr taking over searches past 20,000 conflicts.
     Native,
-    /// CaDiCaL 2.2.1, one session per solver lane that stays loaded (needs a build with
+    /// CaDiCaL 3.0.1, one session per solver lane that stays loaded (needs a build with
     /// `--features cadical`).
     Cadical,
 }
@@ -65,8 +65,8 @@ impl SolverChoice {
                 let _ = lanes;
                 Err(failure::usage(
                     "this snapsat was built without CaDiCaL: rebuild with `cargo build --release \
-                     --features cadical` (scripts/install-cadical installs the libclang it \
-                     needs), or leave --solver out for the native search",
+                     --features cadical` (it needs a C++ compiler), or leave --solver out for \
+                     the native search",
                 ))
             }
         }
