@@ -238,6 +238,75 @@ pub(crate) fn visit_clause(clause: &mut [Lit], falsified: Lit, value: &[i8]) -> 
     }
 }
 
+/// A trail that two-watched-literal propagation extends: the sampler's [`Propagator`] and the
+/// native search, which also records why each literal was implied.
+pub(crate) trait WatchedTrail {
+    /// The watch lists by [`literal_index`], the clause store ([`push_clause`]) and the values
+    /// by literal, borrowed together.
+    fn watched(&mut self) -> (&mut [Vec<Watch>], &mut [Lit], &[i8]);
+    /// Makes `lit` true, implied by clause `reason`.
+    fn enqueue(&mut self, lit: Lit, reason: u32);
+}
+
+/// Visits the clauses `watching` the literal just `falsified`: each is satisfied by its
+/// blocker or its other watch, or moves that watch to another literal not false (and leaves
+/// `watching`), or makes its other watch true, or is the conflict. The conflicting clause, if
+/// any, and how many watches were read.
+#[inline(always)]
+pub(crate) fn visit_watches<T: WatchedTrail>(
+    trail: &mut T,
+    falsified: Lit,
+    watching: &mut Vec<Watch>,
+) -> (Option<u32>, usize) {
+    let (mut read, mut kept) = (0, 0);
+    let mut conflict = None;
+    while read < watching.len() {
+        let mut watch = watching[read];
+        read += 1;
+        let (watches, literals, value) = trail.watched();
+        prefetch_clause(literals, watching.get(read));
+        let blocker_value = value[literal_index(watch.blocker)];
+        if blocker_value > 0 {
+            watching[kept] = watch;
+            kept += 1;
+            continue;
+        }
+        if watch.clause & BINARY != 0 {
+            // The clause may hold the implied literal second: its reasons are read by
+            // variable, not by place.
+            watching[kept] = watch;
+            kept += 1;
+            let clause = watch.clause & !BINARY;
+            if blocker_value < 0 {
+                conflict = Some(clause);
+                break;
+            }
+            trail.enqueue(watch.blocker, clause);
+            continue;
+        }
+        let range = clause_range(literals, watch.clause);
+        let clause = &mut literals[range];
+        let visited = visit_clause(clause, falsified, value);
+        watch.blocker = clause[0];
+        match visited {
+            Visited::Moved(to) => {
+                watches[literal_index(to)].push(watch);
+                continue;
+            }
+            Visited::Satisfied => {}
+            Visited::Unit(lit) => trail.enqueue(lit, watch.clause),
+            Visited::Conflict => conflict = Some(watch.clause),
+        }
+        watching[kept] = watch;
+        kept += 1;
+        if conflict.is_some() {
+            break;
+        }
+    }
+    keep_unvisited(watching, kept, read);
+    (conflict, read)
+}
+
 /// The two literals' clauses contradict the current assignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Conflict;
@@ -255,6 +324,26 @@ pub struct Propagator<'a> {
     /// a completion starts from there, and 20.sk_1_51's 5,338 units had been propagated anew
     /// for every one.
     units_mark: Option<usize>,
+}
+
+impl WatchedTrail for Propagator<'_> {
+    #[inline(always)]
+    fn watched(&mut self) -> (&mut [Vec<Watch>], &mut [Lit], &[i8]) {
+        (
+            &mut self.watches.by_literal,
+            &mut self.watches.literals,
+            &self.value,
+        )
+    }
+
+    /// The sampler needs no reasons.
+    #[inline(always)]
+    fn enqueue(&mut self, lit: Lit, _reason: u32) {
+        prefetch(&self.watches.by_literal[literal_index(-lit)]);
+        self.value[literal_index(lit)] = 1;
+        self.value[literal_index(-lit)] = -1;
+        self.trail.push(lit);
+    }
 }
 
 impl<'a> Propagator<'a> {
@@ -318,19 +407,12 @@ impl<'a> Propagator<'a> {
         match self.literal_value(lit) {
             Some(true) => return Ok(()),
             Some(false) => return Err(Conflict),
-            None => self.enqueue(lit),
+            None => self.enqueue(lit, 0),
         }
         self.propagate().inspect_err(|_| self.undo_to(mark))
     }
 
     #[inline]
-    fn enqueue(&mut self, lit: Lit) {
-        prefetch(&self.watches.by_literal[literal_index(-lit)]);
-        self.value[literal_index(lit)] = 1;
-        self.value[literal_index(-lit)] = -1;
-        self.trail.push(lit);
-    }
-
     fn propagate(&mut self) -> Result<(), Conflict> {
         while self.processed < self.trail.len() {
             let falsified = -self.trail[self.processed];
@@ -338,62 +420,13 @@ impl<'a> Propagator<'a> {
             prefetch_watch_lists(&self.trail[self.processed..], &self.watches.by_literal);
             let mut watching =
                 std::mem::take(&mut self.watches.by_literal[literal_index(falsified)]);
-            let conflict = self.visit(falsified, &mut watching);
+            let (conflict, _) = visit_watches(self, falsified, &mut watching);
             self.watches.by_literal[literal_index(falsified)] = watching;
-            if conflict {
+            if conflict.is_some() {
                 return Err(Conflict);
             }
         }
         Ok(())
-    }
-
-    /// Visits the clauses `watching` the literal just `falsified`: each is satisfied by its
-    /// blocker or its other watch, or moves that watch to another literal not false (and
-    /// leaves `watching`), or makes its other watch true, or is the conflict (true).
-    fn visit(&mut self, falsified: Lit, watching: &mut Vec<Watch>) -> bool {
-        let (mut read, mut kept) = (0, 0);
-        let mut conflict = false;
-        while read < watching.len() {
-            let mut watch = watching[read];
-            read += 1;
-            prefetch_clause(&self.watches.literals, watching.get(read));
-            let blocker_value = self.value[literal_index(watch.blocker)];
-            if blocker_value > 0 {
-                watching[kept] = watch;
-                kept += 1;
-                continue;
-            }
-            if watch.clause & BINARY != 0 {
-                watching[kept] = watch;
-                kept += 1;
-                if blocker_value < 0 {
-                    conflict = true;
-                    break;
-                }
-                self.enqueue(watch.blocker);
-                continue;
-            }
-            let range = clause_range(&self.watches.literals, watch.clause);
-            let clause = &mut self.watches.literals[range];
-            let visited = visit_clause(clause, falsified, &self.value);
-            watch.blocker = clause[0];
-            match visited {
-                Visited::Moved(to) => {
-                    self.watches.by_literal[literal_index(to)].push(watch);
-                    continue;
-                }
-                Visited::Satisfied => {}
-                Visited::Unit(lit) => self.enqueue(lit),
-                Visited::Conflict => conflict = true,
-            }
-            watching[kept] = watch;
-            kept += 1;
-            if conflict {
-                break;
-            }
-        }
-        keep_unvisited(watching, kept, read);
-        conflict
     }
 
     /// Assigns every unit clause of the formula; fails when they contradict.

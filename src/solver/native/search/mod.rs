@@ -21,8 +21,8 @@ mod restarts;
 use crate::assignment::Assignment;
 use crate::formula::{literal_index, var_index, Cnf, Lit};
 use crate::propagate::{
-    clause_range, keep_unvisited, prefetch, prefetch_clause, prefetch_watch_lists, push_clause,
-    visit_clause, DistinctLiterals, Visited, Watch, BINARY,
+    clause_range, prefetch, prefetch_watch_lists, push_clause, visit_watches, DistinctLiterals,
+    Watch, WatchedTrail, BINARY,
 };
 use learned::{Learned, MAX_LEARNED, REDUCE_EVERY};
 use order::DecisionOrder;

@@ -1,6 +1,18 @@
-//! Unit propagation over two watched literals (the loop shared with `crate::propagate`), and backtracking.
+//! Unit propagation over two watched literals (the loop is `crate::propagate`'s), and backtracking.
 
 use super::*;
+
+impl WatchedTrail for Refuter {
+    #[inline(always)]
+    fn watched(&mut self) -> (&mut [Vec<Watch>], &mut [Lit], &[i8]) {
+        (&mut self.watches, &mut self.literals, &self.value)
+    }
+
+    #[inline(always)]
+    fn enqueue(&mut self, lit: Lit, reason: u32) {
+        Refuter::enqueue(self, lit, reason);
+    }
+}
 
 impl Refuter {
     /// Propagates the trail; the clause found false, if any.
@@ -10,52 +22,8 @@ impl Refuter {
             self.processed += 1;
             prefetch_watch_lists(&self.trail[self.processed..], &self.watches);
             let mut watching = std::mem::take(&mut self.watches[literal_index(falsified)]);
-            let (mut read, mut kept) = (0, 0);
-            let mut conflict = None;
-            while read < watching.len() {
-                let mut watch = watching[read];
-                read += 1;
-                prefetch_clause(&self.literals, watching.get(read));
-                let blocker_value = self.value[literal_index(watch.blocker)];
-                if blocker_value > 0 {
-                    watching[kept] = watch;
-                    kept += 1;
-                    continue;
-                }
-                if watch.clause & BINARY != 0 {
-                    // The clause may hold the implied literal second: its reasons are read
-                    // by variable, not by place (`analyze`, `failed_assumptions`).
-                    watching[kept] = watch;
-                    kept += 1;
-                    let clause = watch.clause & !BINARY;
-                    if blocker_value < 0 {
-                        conflict = Some(clause);
-                        break;
-                    }
-                    self.enqueue(watch.blocker, clause);
-                    continue;
-                }
-                let range = self.clause(watch.clause);
-                let clause = &mut self.literals[range];
-                let visited = visit_clause(clause, falsified, &self.value);
-                watch.blocker = clause[0];
-                match visited {
-                    Visited::Moved(to) => {
-                        self.watches[literal_index(to)].push(watch);
-                        continue;
-                    }
-                    Visited::Satisfied => {}
-                    Visited::Unit(lit) => self.enqueue(lit, watch.clause),
-                    Visited::Conflict => conflict = Some(watch.clause),
-                }
-                watching[kept] = watch;
-                kept += 1;
-                if conflict.is_some() {
-                    break;
-                }
-            }
+            let (conflict, read) = visit_watches(self, falsified, &mut watching);
             self.ticks += read as u64;
-            keep_unvisited(&mut watching, kept, read);
             self.watches[literal_index(falsified)] = watching;
             if conflict.is_some() {
                 return conflict;
