@@ -105,6 +105,19 @@ fn benches(c: &mut Criterion) {
         })
     });
 
+    coordinator_benches(c, &tests, &checker);
+
+    let projection = cnf.projection();
+    let mut group = c.benchmark_group("ncd");
+    group.sample_size(10);
+    group.bench_function("projected", |b| {
+        b.iter(|| diversity::suite_ncd(black_box(&tests), &projection, diversity::DEFAULT_REMOVALS))
+    });
+    group.finish();
+}
+
+/// The coordinator's share of a run: messages, admitting tests, merging rounds.
+fn coordinator_benches(c: &mut Criterion, tests: &[Assignment], checker: &Checker) {
     // The coordinator's part of a test: a sharded rank's chunk of 64 verdicts decoded, and
     // their tests admitted to a suite (the fingerprints worked out by the rank). Divide by 64
     // for a test's.
@@ -143,7 +156,7 @@ fn benches(c: &mut Criterion) {
         b.iter_batched(
             || distinct.clone(),
             |batch| {
-                let mut suite = Suite::new(&checker, None);
+                let mut suite = Suite::new(checker, None);
                 let mut observer = |_: &Assignment| Ok(());
                 for (test, fingerprint) in batch {
                     suite
@@ -163,18 +176,10 @@ fn benches(c: &mut Criterion) {
     c.bench_function("coordinator/merge-20-sharded-rounds", |b| {
         b.iter_custom(|iters| {
             (0..iters)
-                .map(|_| merge_time(&checker, &tests, 20, 500))
+                .map(|_| merge_time(checker, tests, 20, 500))
                 .sum()
         })
     });
-
-    let projection = cnf.projection();
-    let mut group = c.benchmark_group("ncd");
-    group.sample_size(10);
-    group.bench_function("projected", |b| {
-        b.iter(|| diversity::suite_ncd(black_box(&tests), &projection, diversity::DEFAULT_REMOVALS))
-    });
-    group.finish();
 }
 
 /// Ranks whose verdicts are ready at once: new tests made from `tests`, each distinct.

@@ -272,15 +272,7 @@ fn run_ranks(
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let resumed = match &args.resume {
-        Some(path) => resumed_tests(path, &checker, quiet)?,
-        None => Resumed::default(),
-    };
-    let format = output_format(args, &resumed, &cnf)?;
-    let keep = args.small.is_some().then(|| resumed.tests.clone());
-    let output = open_output(args, resumed.cut_at)?;
-    let mut observer = CliObserver::new(output, format, cnf.num_vars(), quiet, args.progress, keep)
-        .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?;
+    let (resumed, format, mut observer) = open_observer(args, &checker, quiet)?;
     // The time limit counts from the command's start: reading the input took some of it.
     let time_limit = start.time_limit.saturating_sub(start.started.elapsed());
     let config = snap_config(args, time_limit);
@@ -310,24 +302,30 @@ fn run_ranks(
             wall_seconds: start.started.elapsed().as_secs_f64(),
             writer_seconds,
         };
-        write_stats(
-            path,
-            args,
-            &cnf,
-            launch,
-            threads,
-            &timing,
-            small.as_ref(),
-            &outcome,
-        )?;
+        let small = small.as_ref();
+        write_stats(path, args, &cnf, launch, threads, &timing, small, &outcome)?;
     }
-    Ok(conclude(
-        args,
-        &cnf,
-        outcome,
-        writer_seconds,
-        small.as_ref(),
-    ))
+    Ok(conclude(args, &cnf, outcome, writer_seconds, small.as_ref()))
+}
+
+/// The tests `--resume` names (none without it), the format to write in, and the observer
+/// that writes new tests after them.
+fn open_observer(
+    args: &SampleArgs,
+    checker: &Checker,
+    quiet: bool,
+) -> Result<(Resumed, TestFormat, CliObserver)> {
+    let resumed = match &args.resume {
+        Some(path) => resumed_tests(path, checker, quiet)?,
+        None => Resumed::default(),
+    };
+    let cnf = checker.cnf();
+    let format = output_format(args, &resumed, cnf)?;
+    let keep = args.small.is_some().then(|| resumed.tests.clone());
+    let output = open_output(args, resumed.cut_at)?;
+    let observer = CliObserver::new(output, format, cnf.num_vars(), quiet, args.progress, keep)
+        .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?;
+    Ok((resumed, format, observer))
 }
 
 /// Refuses, before any work, outputs that are inputs or no files ([`check_outputs`]). Only
