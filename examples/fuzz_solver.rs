@@ -8,14 +8,14 @@
 
 use rayon::prelude::*;
 use snapsat::solver::differential::{check_session, Tally};
-use snapsat::solver::SessionBackend;
+use snapsat::solver::IncrementalBackend;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let sessions: u64 = args.next().map_or(10_000, |a| a.parse().expect("SESSIONS"));
     let seed: u64 = args.next().map_or(0, |a| a.parse().expect("SEED"));
-    let backend: &dyn SessionBackend = match args.next().as_deref() {
+    let backend: &dyn IncrementalBackend = match args.next().as_deref() {
         None | Some("native") => &snapsat::solver::native::Native,
         #[cfg(feature = "cadical")]
         Some("cadical") => &snapsat::solver::cadical::Cadical,

@@ -13,7 +13,7 @@ use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::propagate::Propagator;
-use crate::solver::{SessionBackend, Solvers};
+use crate::solver::{IncrementalBackend, Solvers};
 use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -92,7 +92,7 @@ pub struct Worker<'a> {
     checker: &'a Checker<'a>,
     completer: Completer<'a>,
     /// Opens a session per lane when the run uses an incremental backend.
-    sessions: Option<&'a dyn SessionBackend>,
+    sessions: Option<&'a dyn IncrementalBackend>,
     /// Each lane's session (with its record of repairs by propagation), opened by the lane's
     /// first task and kept across rounds.
     lanes: Vec<Mutex<Option<Lane<'a>>>>,

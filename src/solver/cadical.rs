@@ -1,10 +1,10 @@
-//! CaDiCaL (through `cadical-sys`) as a [`Session`]: the formula, less what its units force, is
+//! CaDiCaL (through `cadical-sys`) as a [`IncrementalSolver`]: the formula, less what its units force, is
 //! loaded once per lane; each query sets the phases that changed since the last one, assumes
 //! the literals to keep, and runs under a conflict limit and a terminator that watches the
 //! budget.
 
 use super::cores::RecentCores;
-use super::{Answer, Session, SessionBackend, Steering};
+use super::{Answer, IncrementalSolver, IncrementalBackend, Steering};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
@@ -15,7 +15,7 @@ use cadical_sys::{CaDiCal, Status, Terminator};
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Cadical;
 
-struct CadicalSession<'a> {
+struct CadicalSolver<'a> {
     solver: Solver,
     cnf: &'a Cnf,
     budget: Budget<'a>,
@@ -82,7 +82,7 @@ const COSTLY_STEPS: [&str; 6] = [
     "congruence",
 ];
 
-/// `CadicalSession::inner` of a forced variable, which CaDiCaL never sees.
+/// `CadicalSolver::inner` of a forced variable, which CaDiCaL never sees.
 const FORCED: u32 = u32::MAX;
 
 /// `lit` in CaDiCaL's numbering, or `None` when its variable is forced.
@@ -127,21 +127,21 @@ impl Terminator for BudgetTerminator {
     }
 }
 
-impl SessionBackend for Cadical {
+impl IncrementalBackend for Cadical {
     fn name(&self) -> &'static str {
         "cadical"
     }
 
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String> {
-        Ok(Box::new(CadicalSession::open(cnf, budget)?))
+    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
+        Ok(Box::new(CadicalSolver::open(cnf, budget)?))
     }
 }
 
-impl<'a> CadicalSession<'a> {
+impl<'a> CadicalSolver<'a> {
     fn open(cnf: &'a Cnf, budget: Budget<'a>) -> Result<Self, String> {
         let (forced, open) = forced_values(cnf);
         let (solver, inner) = load(cnf, &forced, &open, budget, &[])?;
-        Ok(CadicalSession {
+        Ok(CadicalSolver {
             solver,
             cnf,
             budget,
@@ -210,7 +210,7 @@ fn load<'a>(
     }
     // SAFETY: the terminator only reads the budget (a deadline and a borrowed interrupt
     // flag), and CaDiCaL calls it only from `solve` and `simplify`. Every solver this
-    // function returns is owned by a `CadicalSession<'a>` or dropped within `probe`, so it
+    // function returns is owned by a `CadicalSolver<'a>` or dropped within `probe`, so it
     // never outlives `'a`, the flag's lifetime; dropping the terminator does not touch the
     // flag.
     let budget = unsafe { std::mem::transmute::<Budget<'a>, Budget<'static>>(budget) };
@@ -230,7 +230,7 @@ fn freeze_support(solver: &mut CaDiCal, cnf: &Cnf, inner: &[u32]) -> bool {
     !cnf.independent_support().is_empty()
 }
 
-impl CadicalSession<'_> {
+impl CadicalSolver<'_> {
     fn set_phases(&mut self, phases: &Assignment, steering: Steering) {
         let steered = match steering {
             Steering::All => return self.steer(phases),
@@ -435,7 +435,7 @@ fn settle(solver: &CaDiCal, open: &[u32], unsettled: &mut Vec<u32>, forced: &mut
     });
 }
 
-impl Session for CadicalSession<'_> {
+impl IncrementalSolver for CadicalSolver<'_> {
     fn solve(
         &mut self,
         assumptions: &[Lit],
@@ -549,7 +549,7 @@ mod tests {
     fn unsteered_variables_follow_the_last_model() {
         // 0000, 0111 and 1111 are models.
         let cnf = Cnf::from_clauses(4, &[vec![1, 2, -3], vec![3, 4, -1]]);
-        let model = |session: &mut Box<dyn Session + '_>, phases: &str, steering| {
+        let model = |session: &mut Box<dyn IncrementalSolver + '_>, phases: &str, steering| {
             let phases = Assignment::from_bit_string(phases).unwrap();
             match session.solve(&[], &phases, steering, None) {
                 Answer::Model(m) => m.to_bit_string(),
@@ -637,7 +637,7 @@ mod tests {
         clauses.extend((1..20).map(|i| vec![-(z + i), z + i + 1]));
         let cnf = Cnf::from_clauses(z as usize + 20, &clauses);
         let checker = Checker::new(&cnf);
-        let mut session = CadicalSession::open(&cnf, Budget::unlimited()).unwrap();
+        let mut session = CadicalSolver::open(&cnf, Budget::unlimited()).unwrap();
         assert_eq!(session.open.len(), cnf.num_vars(), "no unit to propagate");
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         for query in 0..30 {
@@ -686,7 +686,7 @@ mod tests {
         let mut cnf = Cnf::from_clauses(215, &clauses);
         cnf.set_independent_support((1..=8).collect());
         let checker = Checker::new(&cnf);
-        let mut session = CadicalSession::open(&cnf, Budget::unlimited()).unwrap();
+        let mut session = CadicalSolver::open(&cnf, Budget::unlimited()).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         for query in 0..60 {
             let mut phases = Assignment::zeros(cnf.num_vars());
@@ -732,7 +732,7 @@ mod tests {
         let mut cnf = Cnf::from_clauses(208, &clauses);
         cnf.set_independent_support((1..=8).collect());
         let checker = Checker::new(&cnf);
-        let mut session = CadicalSession::open(&cnf, Budget::unlimited()).unwrap();
+        let mut session = CadicalSolver::open(&cnf, Budget::unlimited()).unwrap();
         let phases = Assignment::from_literals(208, &(1..=208).collect::<Vec<Lit>>());
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let queries = PROBE_AFTER_QUERIES + 2 * RELOAD_AFTER_QUIET_QUERIES;

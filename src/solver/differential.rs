@@ -7,7 +7,7 @@
 //!
 //! The unit tests run a few thousand queries; `scripts/fuzz-solver` runs millions.
 
-use super::{Answer, Oracle, Outcome, Query, SessionBackend, Splr, Steering};
+use super::{Answer, Oracle, Outcome, Query, IncrementalBackend, Splr, Steering};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
@@ -114,14 +114,7 @@ pub fn satisfiable(cnf: &Cnf, units: &[Lit]) -> bool {
         .map(<[Lit]>::to_vec)
         .chain(units.iter().map(|&u| vec![u]))
         .collect();
-    let query = Query {
-        num_vars: cnf.num_vars(),
-        clauses: &clauses,
-        preferred: None,
-        seed: 0,
-        timeout: None,
-        interrupt: None,
-    };
+    let query = Query::new(cnf.num_vars(), &clauses, 0);
     match Splr.solve(&query) {
         Outcome::Sat(_) => true,
         Outcome::Unsat => false,
@@ -131,7 +124,7 @@ pub fn satisfiable(cnf: &Cnf, units: &[Lit]) -> bool {
 
 /// `backend`'s session on the formula of `seed`, asked 8 queries, each
 /// answer confirmed.
-pub fn check_session(backend: &dyn SessionBackend, seed: u64) -> Result<Tally, Disagreement> {
+pub fn check_session(backend: &dyn IncrementalBackend, seed: u64) -> Result<Tally, Disagreement> {
     let cnf = random_formula(seed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_5e55_1015);
     let n = cnf.num_vars();
@@ -244,14 +237,7 @@ mod tests {
                 continue;
             }
             let clauses: Vec<Vec<Lit>> = cnf.clauses().map(<[Lit]>::to_vec).collect();
-            let query = Query {
-                num_vars: cnf.num_vars(),
-                clauses: &clauses,
-                preferred: None,
-                seed,
-                timeout: None,
-                interrupt: None,
-            };
+            let query = Query::new(cnf.num_vars(), &clauses, seed);
             let splr_sat = matches!(Splr.solve(&query), Outcome::Sat(_));
             assert_eq!(satisfiable(&cnf, &[]), splr_sat, "seed {seed}");
         }
@@ -261,8 +247,8 @@ mod tests {
     #[test]
     fn a_wrong_refutation_is_caught() {
         struct Liar;
-        struct LyingSession;
-        impl super::super::Session for LyingSession {
+        struct LyingSolver;
+        impl super::super::IncrementalSolver for LyingSolver {
             fn solve(
                 &mut self,
                 assumptions: &[Lit],
@@ -279,7 +265,7 @@ mod tests {
                 0
             }
         }
-        impl SessionBackend for Liar {
+        impl IncrementalBackend for Liar {
             fn name(&self) -> &'static str {
                 "liar"
             }
@@ -287,8 +273,8 @@ mod tests {
                 &self,
                 _: &'a Cnf,
                 _: Budget<'a>,
-            ) -> Result<Box<dyn super::super::Session + 'a>, String> {
-                Ok(Box::new(LyingSession))
+            ) -> Result<Box<dyn super::super::IncrementalSolver + 'a>, String> {
+                Ok(Box::new(LyingSolver))
             }
         }
         let caught = (0..50).any(|seed| check_session(&Liar, seed).is_err());

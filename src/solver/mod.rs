@@ -1,9 +1,9 @@
 //! Solver oracles, by capability.
 //!
 //! [`Oracle`] answers one self-contained [`Query`] (splr 0.17, rebuilt for every query: it has
-//! no seed, no assumptions and no phase API). [`Session`] is a formula loaded once that
+//! no seed, no assumptions and no phase API). [`IncrementalSolver`] is a formula loaded once that
 //! answers many queries under assumptions and preferred phases, reporting the assumptions
-//! that failed; [`SessionBackend`] opens one per solver lane (CaDiCaL, with the `cadical`
+//! that failed; [`IncrementalBackend`] opens one per solver lane (CaDiCaL, with the `cadical`
 //! feature). A session's answers depend on what it solved before, so callers give each
 //! lane's session its tasks in a fixed order (see `sampler::work`).
 
@@ -39,6 +39,21 @@ pub struct Query<'a> {
     /// Give up at once (unknown) when this is set: SIGINT and SIGTERM must end a run within a
     /// second, and a solver without a terminate hook (splr) is then left to finish alone.
     pub interrupt: Option<&'a AtomicBool>,
+}
+
+impl<'a> Query<'a> {
+    /// The question whether `clauses` over `num_vars` variables has a model, with nothing
+    /// preferred and no limit.
+    pub fn new(num_vars: usize, clauses: &'a [Vec<Lit>], seed: u64) -> Self {
+        Query {
+            num_vars,
+            clauses,
+            preferred: None,
+            seed,
+            timeout: None,
+            interrupt: None,
+        }
+    }
 }
 
 /// What the solver found.
@@ -84,7 +99,7 @@ pub enum Steering<'p> {
 
 /// A formula loaded once, answering many queries: one per solver lane, used by one thread at
 /// a time.
-pub trait Session: Send {
+pub trait IncrementalSolver: Send {
     /// A model with every literal of `assumptions` true, deciding each variable `steering`
     /// names first as `phases` gives it, within `conflicts` (no limit when `None`) and the
     /// session's budget.
@@ -96,7 +111,7 @@ pub trait Session: Send {
         conflicts: Option<u32>,
     ) -> Answer;
 
-    /// [`Session::solve`] keeping what it can of `assumptions`: those found to fail are
+    /// [`IncrementalSolver::solve`] keeping what it can of `assumptions`: those found to fail are
     /// dropped from it. Here the first set that fails together ends the query, dropped and
     /// answered as `Refuted`, for the caller to ask again without it; a session may instead
     /// drop what fails and search on in the same query, answering `Refuted` only when the
@@ -130,7 +145,7 @@ pub struct Solvers<'a> {
     /// One-shot queries: every backend has them.
     pub oracle: &'a dyn Oracle,
     /// Sessions that stay loaded, where the backend has them (`--solver cadical`).
-    pub sessions: Option<&'a dyn SessionBackend>,
+    pub sessions: Option<&'a dyn IncrementalBackend>,
     /// Solver lanes, each with its own session: task `i` of a list goes to lane `i mod
     /// lanes`, whose session sees its tasks in index order, so the suite depends on the seed
     /// and the lanes, not on threads or timing. Lanes bound how many threads solve at once;
@@ -157,9 +172,9 @@ fn drop_refuted(assumptions: &mut Vec<Lit>, answer: &Answer) {
 }
 
 /// Opens sessions; shared by the threads of a run.
-pub trait SessionBackend: Sync {
+pub trait IncrementalBackend: Sync {
     /// The name `--solver` gives it.
     fn name(&self) -> &'static str;
     /// Loads `cnf` into a new session that stops when `budget` runs out.
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String>;
+    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String>;
 }

@@ -185,12 +185,8 @@ mod tests {
         seed: u64,
     ) -> Query<'a> {
         Query {
-            num_vars: n,
-            clauses,
             preferred,
-            seed,
-            timeout: None,
-            interrupt: None,
+            ..Query::new(n, clauses, seed)
         }
     }
 

@@ -342,12 +342,9 @@ pub fn solve(
         .collect();
     let preferred = vec![false; b.num_vars()];
     let query = Query {
-        num_vars: b.num_vars(),
-        clauses: b.clauses(),
         preferred: Some(&preferred),
-        seed: 0,
         timeout,
-        interrupt: None,
+        ..Query::new(b.num_vars(), b.clauses(), 0)
     };
     match oracle.solve(&query) {
         Outcome::Sat(model) => Ok(Some(

@@ -508,14 +508,7 @@ mod tests {
         assert_eq!(cnf.independent_support().len(), 3 * 8);
         let clauses: Vec<Vec<i32>> = cnf.clauses().map(|c| c.to_vec()).collect();
         for seed in 0..20 {
-            let query = Query {
-                num_vars: cnf.num_vars(),
-                clauses: &clauses,
-                preferred: None,
-                seed,
-                timeout: None,
-                interrupt: None,
-            };
+            let query = Query::new(cnf.num_vars(), &clauses, seed);
             let Outcome::Sat(model) = Splr.solve(&query) else {
                 panic!("the emitted CNF is unsatisfiable")
             };

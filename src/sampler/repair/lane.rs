@@ -7,46 +7,38 @@ use super::{Completed, Completer, Failure};
 use crate::assignment::Assignment;
 use crate::formula::Lit;
 use crate::propagate::Propagator;
-use crate::solver::{Answer, Session, Steering};
+use crate::solver::{Answer, IncrementalSolver, Steering};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+// The constants below were each set by paired runs on the case studies; the commit that set
+// one (`git log -S NAME`) gives its measurements.
+
 /// Conflicts a session repair query may take before half its kept bits are freed. A query
-/// that needs more is mostly a search the candidate's phases hold far from any model: traced
-/// on karatsuba.sk_7_41, the 8% of repair queries that hit 2,000 conflicts took 42% of the
-/// repairs' time (0.47 s each), while the median answer took 200. With 250, tests in 60 s
-/// (seeds 1-3, two runs at a time) went from 540/405/513 to 1027/797/895 on karatsuba and
-/// from 658/220/229 to 747/555/572 on parity.sk_11_11, and time to 1000 tests on the other
-/// 27 case studies did not move beyond noise (0.86-1.20x, medians of 3); 100 gained more on
-/// those two but cost LoginService2.sk_23_36 1.3x and 20.sk_1_51 1.4x, and freed every kept
-/// bit of 8-40% of their repairs (250: 2-15%). NCD and coverage of the suites did not drop.
+/// that needs more is mostly a search the candidate's phases hold far from any model, and the
+/// few such queries took most of the repair time on the hardest formulas; a lower limit frees
+/// every kept bit of too many repairs on the others.
 const REPAIR_CONFLICTS: u32 = 250;
 /// The limit of a lane whose repair queries often hit `REPAIR_CONFLICTS` (see `RepairLimit`).
 /// There a query that finds a model finds it within a few conflicts, and one that does not
-/// costs the whole limit (parity.sk_11_11 at 100: 21-24 ms a query giving up, 38 s of 60).
-/// Stepping it down 100, 40, 25, 10, 3 in paired runs, the gains on parity and
-/// karatsuba.sk_7_41 stop at 10, with the suites' NCD and coverage unchanged; no other case
-/// study's suite of seed 1 changes (2026-12-04).
+/// costs the whole limit.
 const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// Conflicts a fresh solution's searches may take in turn, then the time left: the first
 /// under random phases on every variable, the others steered on the independent support. A
-/// short first search suffices on every formula that needs no steering (seed 1 of the 29
-/// case studies: 6 ever escalate) and wastes little on those that do (karatsuba.sk_7_41:
-/// 782 tests in 120 s against 580 with 2,000 conflicts, parity.sk_11_11 699 against 675:
-/// 2026-11-30).
+/// short first search suffices on every formula that needs no steering and wastes little on
+/// those that do.
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// How often a session repair asks again: after freeing the failed kept bits (cadical), or
 /// half of them when a query reaches its conflict limit.
 const MAX_SESSION_ATTEMPTS: usize = 8;
 /// One variable in this many outside the independent support is steered too, along with the
 /// support, when a fresh solution's search is steered on the support: the others follow the
-/// session's last model, which alone mostly brings that model back (on parity.sk_11_11, 54%
-/// of such searches repeated a test). One in 10 found as many tests, but the first 500 of
-/// them covered fewer pairs of support values on 2 of 3 seeds (2026-12-04).
+/// session's last model, which alone mostly brings that model back. Many more steered find
+/// as many tests that cover fewer pairs of support values.
 const STEERED_SHARE_OUTSIDE_SUPPORT: u32 = 50;
 
 /// Queries of `session` that reached its solver since it had made `before`.
-fn calls_since(session: &dyn Session, before: u64) -> u32 {
+fn calls_since(session: &dyn IncrementalSolver, before: u64) -> u32 {
     u32::try_from(session.solver_calls() - before).unwrap_or(u32::MAX)
 }
 
@@ -54,7 +46,7 @@ fn calls_since(session: &dyn Session, before: u64) -> u32 {
 /// the next ones (propagation first or not, the repair limit, the fallback's first search).
 pub struct Lane<'a> {
     /// The lane's session, kept across rounds.
-    pub session: Box<dyn Session + 'a>,
+    pub session: Box<dyn IncrementalSolver + 'a>,
     propagation: PropagationFirst,
     limit: RepairLimit,
     fallback: FullSteering,
@@ -62,7 +54,7 @@ pub struct Lane<'a> {
 
 impl<'a> Lane<'a> {
     /// A lane answering through `session`.
-    pub fn new(session: Box<dyn Session + 'a>) -> Self {
+    pub fn new(session: Box<dyn IncrementalSolver + 'a>) -> Self {
         Lane {
             session,
             propagation: PropagationFirst::default(),
@@ -74,13 +66,10 @@ impl<'a> Lane<'a> {
 
 /// The conflict limit of a lane's repair queries, from how its last 32 queries ended. Where
 /// repairs are searches the candidate's phases hold far from any model, most queries hit the
-/// limit whatever it is, and each costs the whole limit: on parity.sk_11_11 half of them did
-/// (61% of the repair time, 39 ms each), and 100 conflicts instead of 250 gave 15-24% more
-/// tests in 60 s there and on karatsuba.sk_7_41 (2026-12-01). Where a query that needs 100 to
-/// 250 conflicts still finds a model, 100 would free its kept bits instead (LoginService2 and
-/// 20.sk_1_51 took 1.3-1.4x with 100 for every lane); their queries never hit 250, so their
-/// lanes keep it. Counts, not times, decide, so the suite stays a function of the seed and the
-/// lanes.
+/// limit whatever it is, and each costs the whole limit: a low one pays there. Where a query
+/// that needs many conflicts still finds a model, a low limit would free its kept bits
+/// instead; those lanes never hit it, so they keep the high one. Counts, not times, decide,
+/// so the suite stays a function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct RepairLimit(RecentHits);
 
@@ -121,12 +110,10 @@ impl RecentHits {
 /// Whether a repair that falls back to a fresh solution starts with a search steered on
 /// every variable by the candidate, or goes straight to one steered on the independent
 /// support. The first finds a test far from the session's last model, where it finds one;
-/// but where repairs rarely keep a bit, the candidate's phases are as far from any model: on
-/// parity.sk_11_11 fresh solutions' first searches hit their conflict limit 656 times in
-/// 1,220, 42 ms each and 28 s of a 60-s run. Lanes where 8 of the last 32 did go straight
-/// to the support-steered search from then on: 1.5-1.6x the tests in 60 s there
-/// (2026-12-04). Counts, not times, decide, so the suite stays a
-/// function of the seed and the lanes.
+/// but where repairs rarely keep a bit, the candidate's phases are as far from any model, and
+/// those first searches mostly hit their limit: lanes where 8 of the last 32 did go straight
+/// to the support-steered search from then on. Counts, not times, decide, so the suite stays
+/// a function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct FullSteering(RecentHits);
 
@@ -148,23 +135,18 @@ type OpenShare = (usize, usize);
 /// decides most of the formula (see `PropagationFirst`).
 const REPAIR_OPEN_SHARE: OpenShare = (1, 2);
 
-/// What it must leave open for a fresh solution to: nearly everything, as on the circuits
-/// (97-100% after the first query; blasted_case_1_b12_2 75%). The sketches' sessions leave
-/// 3-87% open after theirs, and there propagation completes fresh solutions at ten times a
-/// query's cost (17.sk_3_45: 0.2 against 0.02 ms); its successes also kept the lane's
-/// repairs on propagation, and the session, asked nothing more, never settled the rest:
-/// 17.sk_3_45 took 2.5x CMSGen's time.
+/// What it must leave open for a fresh solution to: nearly everything, as on the circuits.
+/// Where a session has settled part of the formula (a sketch's), a query is cheaper than
+/// completing by propagation, and propagation's successes would keep the session from being
+/// asked, and so from settling the rest.
 const FRESH_OPEN_SHARE: OpenShare = (19, 20);
 
 /// Whether a lane tries propagation before a query (along the candidate for a repair, along
 /// random values for a fresh solution; the two share the record). Where the session still
 /// decides most of the formula (a circuit, whose inputs determine the rest), propagation
-/// completes 9 candidates in 10 for less than a query: 1000-test runs of the
-/// circuits took 0.79-0.99x as long (7 of 8; alternating medians of 9). Where the solver
-/// has settled most of the formula (a sketch) a query is cheaper, and where propagation
-/// mostly fails (blasted_squaring7: 42 of 1,274) it is wasted: tried first on every repair,
-/// LoginService2.sk_23_36 took 1.7x and 70.sk_3_40 3x. Counts, not times, decide, so the
-/// suite stays a function of the seed and the lanes.
+/// completes most candidates for less than a query; where the solver has settled most of the
+/// formula (a sketch) a query is cheaper, and where propagation mostly fails it is wasted.
+/// Counts, not times, decide, so the suite stays a function of the seed and the lanes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct PropagationFirst {
     tries: u32,
@@ -248,7 +230,7 @@ impl<'a> Completer<'a> {
     }
 
     /// Repair with a session: the kept bits as assumptions and the candidate's values as
-    /// phases. Kept bits that fail are freed ([`Session::solve_relaxing`]: exactly the
+    /// phases. Kept bits that fail are freed ([`IncrementalSolver::solve_relaxing`]: exactly the
     /// failed ones, or with native sessions each one found false under the kept bits placed
     /// before it, alone, and past 16 conflicts with those it failed with); a query that hits
     /// its conflict limit (the lane's `limit`) frees half of them.
@@ -297,7 +279,7 @@ impl<'a> Completer<'a> {
     /// lane's record) skips the first search where the record says it rarely pays.
     fn fresh_in_session(
         &self,
-        session: &mut dyn Session,
+        session: &mut dyn IncrementalSolver,
         preferred: &Assignment,
         seed: u64,
         mut full_steering: Option<&mut FullSteering>,
@@ -381,7 +363,7 @@ mod tests {
         }
     }
 
-    impl Session for GivesUp {
+    impl IncrementalSolver for GivesUp {
         fn solver_calls(&self) -> u64 {
             self.steered.len() as u64
         }
@@ -423,7 +405,7 @@ mod tests {
         calls: u64,
     }
 
-    impl Session for Answers {
+    impl IncrementalSolver for Answers {
         fn solver_calls(&self) -> u64 {
             self.calls
         }
@@ -701,7 +683,7 @@ mod tests {
     /// query: asked again without the pair, it kept neither and took two.
     #[test]
     fn a_native_repair_frees_one_bit_of_a_failed_pair_in_one_query() {
-        use crate::solver::{native::Native, SessionBackend};
+        use crate::solver::{native::Native, IncrementalBackend};
         // x1 → x2 → x3, ¬x3 ∨ ¬x4: x4 is false once x1 is placed.
         let cnf = chain();
         let checker = Checker::new(&cnf);
@@ -720,7 +702,7 @@ mod tests {
     #[cfg(feature = "cadical")]
     #[test]
     fn a_refutation_from_memory_is_not_counted_as_a_solver_call() {
-        use crate::solver::{cadical::Cadical, SessionBackend};
+        use crate::solver::{cadical::Cadical, IncrementalBackend};
         // x1 → x2 → x3, ¬x3 ∨ ¬x4: keeping x1 and x4 fails on both, and the retry keeps none.
         let cnf = chain();
         let checker = Checker::new(&cnf);

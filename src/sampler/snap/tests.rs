@@ -560,7 +560,7 @@ fn merging_stops_soon_after_the_time_limit_or_an_interrupt() {
 /// With sessions of `backend`, the suite depends on the seed, not on the threads: each
 /// solver lane's session sees its tasks in the same order however many threads share them.
 fn suites_are_a_function_of_the_seed_whatever_the_threads(
-    backend: &dyn crate::solver::SessionBackend,
+    backend: &dyn crate::solver::IncrementalBackend,
 ) {
     let cnf = planted(80, 300, 11);
     let checker = Checker::new(&cnf);

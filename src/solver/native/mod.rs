@@ -10,7 +10,7 @@
 //! part.
 
 use super::{
-    drop_refuted, Answer, Oracle, Outcome, Query, Session, SessionBackend, Splr, Steering,
+    drop_refuted, Answer, Oracle, Outcome, Query, IncrementalSolver, IncrementalBackend, Splr, Steering,
 };
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -20,7 +20,7 @@ pub mod search;
 use search::{Found, Refuter};
 use std::time::Duration;
 
-/// Conflicts past which a query is a long one (`NativeSession::long_query`), and the
+/// Conflicts past which a query is a long one (`NativeSolver::long_query`), and the
 /// refuter's part of one where splr is favoured. Every repair query (at most 250 conflicts)
 /// and a fresh solution's first two searches (200 and 20,000: `sampler::repair::lane`) are
 /// the refuter's alone. Which engine answers a long search depends on the formula: with the
@@ -35,17 +35,17 @@ const REFUTER_LONG_TURN: u32 = 200_000;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Native;
 
-impl SessionBackend for Native {
+impl IncrementalBackend for Native {
     fn name(&self) -> &'static str {
         "native"
     }
 
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn Session + 'a>, String> {
-        Ok(Box::new(NativeSession::open(cnf, budget, FIRST_TURN)))
+    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
+        Ok(Box::new(NativeSolver::open(cnf, budget, FIRST_TURN)))
     }
 }
 
-struct NativeSession<'a> {
+struct NativeSolver<'a> {
     search: Refuter,
     cnf: &'a Cnf,
     budget: Budget<'a>,
@@ -62,11 +62,11 @@ struct NativeSession<'a> {
     favour: Favour,
 }
 
-impl<'a> NativeSession<'a> {
+impl<'a> NativeSolver<'a> {
     fn open(cnf: &'a Cnf, budget: Budget<'a>, first_turn: u32) -> Self {
         let mut search = Refuter::new(cnf);
         search.probe(&|| budget.exhausted());
-        NativeSession {
+        NativeSolver {
             search,
             cnf,
             budget,
@@ -131,7 +131,7 @@ impl<'a> NativeSession<'a> {
     }
 
     /// A query; with `drop_failed`, failed assumptions are dropped from `assumptions`
-    /// ([`Session::solve_relaxing`]).
+    /// ([`IncrementalSolver::solve_relaxing`]).
     fn query(
         &mut self,
         assumptions: &mut Vec<Lit>,
@@ -238,7 +238,7 @@ impl Favour {
     }
 }
 
-impl Session for NativeSession<'_> {
+impl IncrementalSolver for NativeSolver<'_> {
     fn solve(
         &mut self,
         assumptions: &[Lit],
@@ -296,7 +296,7 @@ mod tests {
             let (cnf, planted_model) = planted(30, 120, round);
             let checker = Checker::new(&cnf);
             let own = [FIRST_TURN, 0][round as usize % 2];
-            let mut session = NativeSession::open(&cnf, Budget::unlimited(), own);
+            let mut session = NativeSolver::open(&cnf, Budget::unlimited(), own);
             if own == 0 {
                 session.refuter_long_turn = 0;
             }
@@ -336,7 +336,7 @@ mod tests {
 
     /// A query of `session` allowed `conflicts` comes back with a model of the formula.
     fn assert_model(
-        session: &mut NativeSession,
+        session: &mut NativeSolver,
         checker: &Checker,
         phases: &Assignment,
         conflicts: u32,
@@ -359,7 +359,7 @@ mod tests {
             Found::GaveUp,
             "the refuter needs more than one conflict here"
         );
-        let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
+        let mut session = NativeSolver::open(&cnf, Budget::unlimited(), 1);
         session.refuter_long_turn = 1;
         assert_model(&mut session, &checker, &phases, 2);
         assert!(
@@ -376,7 +376,7 @@ mod tests {
         let (cnf, _) = planted(300, 1275, 5);
         let checker = Checker::new(&cnf);
         let phases = Assignment::zeros(300);
-        let mut session = NativeSession::open(&cnf, Budget::unlimited(), 1);
+        let mut session = NativeSolver::open(&cnf, Budget::unlimited(), 1);
         session.refuter_long_turn = 2;
         session.favour.refuter_answered = true;
         assert_eq!(session.refuter_part(), 2);
@@ -400,7 +400,7 @@ mod tests {
         let (cnf, _) = planted(120, 500, 3);
         let interrupt = std::sync::atomic::AtomicBool::new(false);
         let budget = Budget::new(Duration::from_millis(500), &interrupt);
-        let mut session = NativeSession::open(&cnf, budget, 0);
+        let mut session = NativeSolver::open(&cnf, budget, 0);
         session.refuter_long_turn = 0;
         let phases = Assignment::zeros(120);
         assert_eq!(
@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn steering_some_variables_keeps_the_last_model_elsewhere() {
         let cnf = Cnf::from_clauses(4, &[vec![1, 2, 3, 4]]);
-        let mut session = NativeSession::open(&cnf, Budget::unlimited(), FIRST_TURN);
+        let mut session = NativeSolver::open(&cnf, Budget::unlimited(), FIRST_TURN);
         let ones = Assignment::from_bit_string("1111").unwrap();
         let zeros = Assignment::from_bit_string("0000").unwrap();
         assert_eq!(
