@@ -138,7 +138,7 @@ impl DistinctLiterals {
 }
 
 /// What visiting a clause whose watched literal just became false found.
-pub(crate) enum Visited {
+enum Visited {
     /// Its other watch is true.
     Satisfied,
     /// It watches this literal, not false, instead.
@@ -201,7 +201,7 @@ pub(crate) fn prefetch_watch_lists(ahead: &[Lit], by_literal: &[Vec<Watch>]) {
 
 /// Fetches the clause (not binary) of the watch visited next, if any.
 #[inline]
-pub(crate) fn prefetch_clause(literals: &[Lit], next: Option<&Watch>) {
+fn prefetch_clause(literals: &[Lit], next: Option<&Watch>) {
     if let Some(watch) = next.filter(|w| w.clause & BINARY == 0) {
         prefetch(literals.as_ptr().wrapping_add(watch.clause as usize - 1));
     }
@@ -210,7 +210,7 @@ pub(crate) fn prefetch_clause(literals: &[Lit], next: Option<&Watch>) {
 /// Closes the gap a visit of `watching` left: its first `kept` watches stay, and those from
 /// `read` on, not visited before a conflict, keep watching after them.
 #[inline]
-pub(crate) fn keep_unvisited(watching: &mut Vec<Watch>, kept: usize, read: usize) {
+fn keep_unvisited(watching: &mut Vec<Watch>, kept: usize, read: usize) {
     let unvisited = watching.len() - read;
     watching.copy_within(read.., kept);
     watching.truncate(kept + unvisited);
@@ -219,7 +219,7 @@ pub(crate) fn keep_unvisited(watching: &mut Vec<Watch>, kept: usize, read: usize
 /// Visits `clause` (its two watched literals first, values by [`literal_index`] in `value`)
 /// whose watched literal `falsified` just became false; its other watch ends first.
 #[inline]
-pub(crate) fn visit_clause(clause: &mut [Lit], falsified: Lit, value: &[i8]) -> Visited {
+fn visit_clause(clause: &mut [Lit], falsified: Lit, value: &[i8]) -> Visited {
     if clause[0] == falsified {
         clause.swap(0, 1);
     }
