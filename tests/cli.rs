@@ -395,6 +395,10 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     assert_eq!(stats["num_ranks"], 3);
     let ranks = stats["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 3);
+    // Each rank names its host: here all the same machine's.
+    let host = snapsat::sampler::work::host_name();
+    assert!(!host.is_empty());
+    assert!(ranks.iter().all(|r| r["host"] == host.as_str()), "{ranks:?}");
     let tasks: u64 = ranks.iter().map(|r| r["tasks"].as_u64().unwrap()).sum();
     // A round run while the last was measured, then dropped by the stop rule, did its tasks.
     let dropped = stats["dropped_candidates"].as_u64().unwrap();

@@ -20,6 +20,7 @@ const BATCHES_IN_FLIGHT: usize = 2;
 #[derive(Default)]
 struct RankState {
     threads: usize,
+    host: String,
     messages: u64,
     bytes_to: u64,
     bytes_from: u64,
@@ -79,7 +80,10 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
         for _ in 0..coordinator.ranks.len() {
             let (rank, message) = coordinator.receive()?;
             match message {
-                ToCoordinator::Ready { threads } => coordinator.ranks[rank].threads = threads,
+                ToCoordinator::Ready { threads, host } => {
+                    coordinator.ranks[rank].threads = threads;
+                    coordinator.ranks[rank].host = host;
+                }
                 other => return Err(unexpected(rank, &other).into()),
             }
         }
@@ -412,6 +416,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             metrics.merge(&state.round_trips);
             reports[rank] = Some(RankReport {
                 rank,
+                host: state.host.clone(),
                 threads: state.threads,
                 tasks,
                 busy_seconds: busy_nanos as f64 / 1e9,

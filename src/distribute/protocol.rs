@@ -64,6 +64,8 @@ pub enum ToCoordinator {
     Ready {
         /// Threads it works on.
         threads: usize,
+        /// The host it runs on, for the run's report.
+        host: String,
     },
     /// One verdict per task of `batch`, in order, and the rank's time on it.
     Results {

@@ -5,7 +5,7 @@ use super::transport::{Endpoint, TransportError};
 use crate::budget::Budget;
 use crate::sampler::snap::shard::ShardStream;
 use crate::sampler::task::{Demand, Drawn, Verdict};
-use crate::sampler::work::{ShardRounds, Worker};
+use crate::sampler::work::{host_name, ShardRounds, Worker};
 use crate::solver::Solvers;
 use crate::verify::Checker;
 use std::collections::VecDeque;
@@ -136,7 +136,13 @@ impl Rank<'_> {
                     }
                     let left = Duration::try_from_secs_f64(seconds_left).unwrap_or(Duration::MAX);
                     worker = Some(Worker::new(checker, solvers, Budget::new(left, interrupt)));
-                    reply(endpoint, &ToCoordinator::Ready { threads })?;
+                    reply(
+                        endpoint,
+                        &ToCoordinator::Ready {
+                            threads,
+                            host: host_name(),
+                        },
+                    )?;
                 }
                 ToRank::Centroids(centroids) => worker
                     .as_mut()

@@ -68,6 +68,8 @@ pub trait Workforce {
 pub struct RankReport {
     /// Rank number, 0 the coordinator's.
     pub rank: usize,
+    /// The host it ran on (its hostname): where a job's ranks landed.
+    pub host: String,
     /// Threads the rank worked on.
     pub threads: usize,
     /// Tasks the rank did.
@@ -85,6 +87,19 @@ pub struct RankReport {
     /// Raw histograms, for merging; not written to the report.
     #[serde(skip)]
     pub metrics: Metrics,
+}
+
+/// This machine's hostname (empty where it cannot be read).
+pub fn host_name() -> String {
+    let mut name = [0u8; 256];
+    // SAFETY: gethostname writes at most `name.len()` bytes into the buffer it is given.
+    let ok = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    if ok {
+        String::from_utf8_lossy(&name[..end]).into_owned()
+    } else {
+        String::new()
+    }
 }
 
 /// Does tasks on the current rayon thread pool.
@@ -320,6 +335,7 @@ impl<'a> Worker<'a> {
     pub fn report(&self, rank: usize, threads: usize) -> RankReport {
         RankReport {
             rank,
+            host: host_name(),
             threads,
             tasks: self.tasks,
             busy_seconds: self.busy.as_secs_f64(),
