@@ -399,6 +399,14 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     let host = snapsat::sampler::work::host_name();
     assert!(!host.is_empty());
     assert!(ranks.iter().all(|r| r["host"] == host.as_str()), "{ranks:?}");
+    // Rank 0's own time per test: its parts, each spent, and their sum.
+    let share = &stats["rank0_per_test"];
+    let part = |name: &str| share[name].as_f64().unwrap();
+    for name in ["merging_us", "decoding_us", "writing_us", "ncd_us"] {
+        assert!(part(name) > 0.0, "{name}: {share}");
+    }
+    let sum = part("merging_us") + part("decoding_us") + part("writing_us") + part("ncd_us");
+    assert!((part("total_us") - sum).abs() < 1e-6 * sum, "{share}");
     let tasks: u64 = ranks.iter().map(|r| r["tasks"].as_u64().unwrap()).sum();
     // A round run while the last was measured, then dropped by the stop rule, did its tasks.
     let dropped = stats["dropped_candidates"].as_u64().unwrap();

@@ -61,6 +61,9 @@ pub struct RunStats<'a> {
     /// the coordinator's merging rather than in it.
     pub writer_seconds: f64,
     pub peak_memory_bytes: Option<u64>,
+    /// Rank 0's own time per test of the suite (Snap only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank0_per_test: Option<Rank0PerTest>,
     /// The minimized suite (--small), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub small: Option<&'a SmallSuite>,
@@ -86,7 +89,44 @@ pub struct SmallSuite {
     pub pool_tuples: u64,
 }
 
+/// Rank 0's own time for each test of the whole suite, in microseconds: what no number of
+/// ranks takes off it, and so what bounds a large job (cluster-configs/README.md).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct Rank0PerTest {
+    /// Merging verdicts into the suite: deduplication, the suite's bookkeeping.
+    pub merging_us: f64,
+    /// Decoding the ranks' messages (0 in one process).
+    pub decoding_us: f64,
+    /// Rendering and writing the tests (the writer thread).
+    pub writing_us: f64,
+    /// Compressing the suite for NCD (the measuring thread).
+    pub ncd_us: f64,
+    /// The four together.
+    pub total_us: f64,
+}
+
 impl RunReport {
+    /// Rank 0's time per test of the suite, given the writer thread's `writer_seconds`;
+    /// `None` for QuickSampler, which runs in one process, or an empty suite.
+    pub fn rank0_per_test(&self, writer_seconds: f64) -> Option<Rank0PerTest> {
+        let RunReport::Snap(r) = self else {
+            return None;
+        };
+        let tests = r.distinct_tests.checked_sub(r.resumed).filter(|&n| n > 0)? as f64;
+        let per_test = |seconds: f64| 1e6 * seconds / tests;
+        let share = Rank0PerTest {
+            merging_us: per_test(r.merge_seconds),
+            decoding_us: per_test(r.decoding_seconds),
+            writing_us: per_test(writer_seconds),
+            ncd_us: per_test(r.seconds.ncd),
+            total_us: 0.0,
+        };
+        Some(Rank0PerTest {
+            total_us: share.merging_us + share.decoding_us + share.writing_us + share.ncd_us,
+            ..share
+        })
+    }
+
     /// Why the run stopped.
     pub fn stop(&self) -> StopReason {
         match self {

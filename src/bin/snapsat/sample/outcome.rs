@@ -141,6 +141,10 @@ pub fn write_stats(
         wall_seconds: timing.wall_seconds,
         writer_seconds: timing.writer_seconds,
         peak_memory_bytes: summary::peak_memory_bytes(),
+        rank0_per_test: outcome
+            .as_ref()
+            .ok()
+            .and_then(|report| report.rank0_per_test(timing.writer_seconds)),
         small,
         report: outcome.as_ref().ok(),
     };
