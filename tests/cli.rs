@@ -398,7 +398,10 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     // Each rank names its host: here all the same machine's.
     let host = snapsat::sampler::work::host_name();
     assert!(!host.is_empty());
-    assert!(ranks.iter().all(|r| r["host"] == host.as_str()), "{ranks:?}");
+    assert!(
+        ranks.iter().all(|r| r["host"] == host.as_str()),
+        "{ranks:?}"
+    );
     // Rank 0's own time per test: its parts, each spent, and their sum.
     let share = &stats["rank0_per_test"];
     let part = |name: &str| share[name].as_f64().unwrap();

@@ -4,7 +4,7 @@
 //! budget.
 
 use super::cores::RecentCores;
-use super::{Answer, IncrementalSolver, IncrementalBackend, Steering};
+use super::{Answer, IncrementalBackend, IncrementalSolver, Steering};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};
@@ -88,7 +88,13 @@ const FORCED: u32 = u32::MAX;
 /// `lit` in CaDiCaL's numbering, or `None` when its variable is forced.
 fn inner_lit(inner: &[u32], lit: Lit) -> Option<i32> {
     let v = inner[var_index(lit)];
-    (v != FORCED).then(|| if lit < 0 { -(v as i32 + 1) } else { v as i32 + 1 })
+    (v != FORCED).then(|| {
+        if lit < 0 {
+            -(v as i32 + 1)
+        } else {
+            v as i32 + 1
+        }
+    })
 }
 
 /// The positive literal of `open`'s `i`th variable in CaDiCaL's numbering.
@@ -132,7 +138,11 @@ impl IncrementalBackend for Cadical {
         "cadical"
     }
 
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
+    fn open<'a>(
+        &self,
+        cnf: &'a Cnf,
+        budget: Budget<'a>,
+    ) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
         Ok(Box::new(CadicalSolver::open(cnf, budget)?))
     }
 }
@@ -277,7 +287,12 @@ impl CadicalSolver<'_> {
         }
         self.fixed_seen = fixed;
         self.fixed_grew_at = self.calls;
-        settle(&self.solver, &self.open, &mut self.unsettled, &mut self.forced);
+        settle(
+            &self.solver,
+            &self.open,
+            &mut self.unsettled,
+            &mut self.forced,
+        );
     }
 
     /// Whether CaDiCaL has fixed enough of what it holds that a new one without it pays

@@ -7,7 +7,7 @@
 //!
 //! The unit tests run a few thousand queries; `scripts/fuzz-solver` runs millions.
 
-use super::{Answer, Oracle, Outcome, Query, IncrementalBackend, Splr, Steering};
+use super::{Answer, IncrementalBackend, Oracle, Outcome, Query, Splr, Steering};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::{literal, var_index, Cnf, Lit};

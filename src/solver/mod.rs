@@ -176,5 +176,9 @@ pub trait IncrementalBackend: Sync {
     /// The name `--solver` gives it.
     fn name(&self) -> &'static str;
     /// Loads `cnf` into a new session that stops when `budget` runs out.
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String>;
+    fn open<'a>(
+        &self,
+        cnf: &'a Cnf,
+        budget: Budget<'a>,
+    ) -> Result<Box<dyn IncrementalSolver + 'a>, String>;
 }

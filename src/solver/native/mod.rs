@@ -10,7 +10,8 @@
 //! part.
 
 use super::{
-    drop_refuted, Answer, Oracle, Outcome, Query, IncrementalSolver, IncrementalBackend, Splr, Steering,
+    drop_refuted, Answer, IncrementalBackend, IncrementalSolver, Oracle, Outcome, Query, Splr,
+    Steering,
 };
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -40,7 +41,11 @@ impl IncrementalBackend for Native {
         "native"
     }
 
-    fn open<'a>(&self, cnf: &'a Cnf, budget: Budget<'a>) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
+    fn open<'a>(
+        &self,
+        cnf: &'a Cnf,
+        budget: Budget<'a>,
+    ) -> Result<Box<dyn IncrementalSolver + 'a>, String> {
         Ok(Box::new(NativeSolver::open(cnf, budget, FIRST_TURN)))
     }
 }

@@ -305,7 +305,13 @@ fn run_ranks(
         let small = small.as_ref();
         write_stats(path, args, &cnf, launch, threads, &timing, small, &outcome)?;
     }
-    Ok(conclude(args, &cnf, outcome, writer_seconds, small.as_ref()))
+    Ok(conclude(
+        args,
+        &cnf,
+        outcome,
+        writer_seconds,
+        small.as_ref(),
+    ))
 }
 
 /// The tests `--resume` names (none without it), the format to write in, and the observer
