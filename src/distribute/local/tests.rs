@@ -81,14 +81,17 @@ fn the_relay_decodes_for_the_coordinator_and_ends_its_wait_with_the_ranks() {
     let (hub, mut lines) = links(2);
     let mut line = lines.remove(1);
     drop(lines);
-    let ready = protocol::encode(&ToCoordinator::Ready { threads: 3 });
+    let ready = protocol::encode(&ToCoordinator::Ready {
+        threads: 3,
+        host: "node-1".into(),
+    });
     relayed(hub, 2, relay, |mut side| {
         line.send(0, ready.clone()).unwrap();
         let received = side.next_message().unwrap();
         assert_eq!((received.rank, received.size), (1, ready.len()));
         assert!(matches!(
             received.message,
-            Ok(ToCoordinator::Ready { threads: 3 })
+            Ok(ToCoordinator::Ready { threads: 3, ref host }) if host == "node-1"
         ));
         side.send_to(1, protocol::encode(&ToRank::Finish)).unwrap();
         let (_, bytes) = line.receive().unwrap();
@@ -213,7 +216,10 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
                     while let Ok((_, bytes)) = line.receive() {
                         match decode::<ToRank>(&bytes).unwrap() {
                             ToRank::Start { .. } => {
-                                let ready = ToCoordinator::Ready { threads: 1 };
+                                let ready = ToCoordinator::Ready {
+                                    threads: 1,
+                                    host: String::new(),
+                                };
                                 line.send(0, encode(&ready)).unwrap();
                             }
                             ToRank::Tasks { batch, tasks } => {
@@ -303,7 +309,10 @@ fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
     while let Ok((_, bytes)) = line.receive() {
         match decode::<ToRank>(&bytes).unwrap() {
             ToRank::Start { .. } => {
-                let ready = ToCoordinator::Ready { threads: 1 };
+                let ready = ToCoordinator::Ready {
+                    threads: 1,
+                    host: String::new(),
+                };
                 line.send(0, encode(&ready)).unwrap();
             }
             ToRank::ShardRound { round } => {
