@@ -248,16 +248,17 @@ pub(crate) trait WatchedTrail {
     fn enqueue(&mut self, lit: Lit, reason: u32);
 }
 
-/// Visits the clauses `watching` the literal just `falsified`: each is satisfied by its
-/// blocker or its other watch, or moves that watch to another literal not false (and leaves
-/// `watching`), or makes its other watch true, or is the conflict. The conflicting clause, if
-/// any, and how many watches were read.
+/// Visits the clauses watching the literal just `falsified`: each is satisfied by its blocker
+/// or its other watch, or moves that watch to another literal not false (and leaves the
+/// list), or makes its other watch true, or is the conflict. The conflicting clause, if any,
+/// and how many watches were read.
 #[inline(always)]
 pub(crate) fn visit_watches<T: WatchedTrail>(
     trail: &mut T,
     falsified: Lit,
-    watching: &mut Vec<Watch>,
 ) -> (Option<u32>, usize) {
+    // The list is taken out while it is visited: moved watches go onto other lists.
+    let mut watching = std::mem::take(&mut trail.watched().0[literal_index(falsified)]);
     let (mut read, mut kept) = (0, 0);
     let mut conflict = None;
     while read < watching.len() {
@@ -303,7 +304,8 @@ pub(crate) fn visit_watches<T: WatchedTrail>(
             break;
         }
     }
-    keep_unvisited(watching, kept, read);
+    keep_unvisited(&mut watching, kept, read);
+    trail.watched().0[literal_index(falsified)] = watching;
     (conflict, read)
 }
 
@@ -418,10 +420,7 @@ impl<'a> Propagator<'a> {
             let falsified = -self.trail[self.processed];
             self.processed += 1;
             prefetch_watch_lists(&self.trail[self.processed..], &self.watches.by_literal);
-            let mut watching =
-                std::mem::take(&mut self.watches.by_literal[literal_index(falsified)]);
-            let (conflict, _) = visit_watches(self, falsified, &mut watching);
-            self.watches.by_literal[literal_index(falsified)] = watching;
+            let (conflict, _) = visit_watches(self, falsified);
             if conflict.is_some() {
                 return Err(Conflict);
             }

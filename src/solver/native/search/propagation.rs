@@ -21,10 +21,8 @@ impl Refuter {
             let falsified = -self.trail[self.processed];
             self.processed += 1;
             prefetch_watch_lists(&self.trail[self.processed..], &self.watches);
-            let mut watching = std::mem::take(&mut self.watches[literal_index(falsified)]);
-            let (conflict, read) = visit_watches(self, falsified, &mut watching);
+            let (conflict, read) = visit_watches(self, falsified);
             self.ticks += read as u64;
-            self.watches[literal_index(falsified)] = watching;
             if conflict.is_some() {
                 return conflict;
             }
