@@ -88,13 +88,7 @@ const FORCED: u32 = u32::MAX;
 /// `lit` in CaDiCaL's numbering, or `None` when its variable is forced.
 fn inner_lit(inner: &[u32], lit: Lit) -> Option<i32> {
     let v = inner[var_index(lit)];
-    (v != FORCED).then(|| {
-        if lit < 0 {
-            -(v as i32 + 1)
-        } else {
-            v as i32 + 1
-        }
-    })
+    (v != FORCED).then(|| if lit < 0 { -open_lit(v) } else { open_lit(v) })
 }
 
 /// The positive literal of `open`'s `i`th variable in CaDiCaL's numbering.

@@ -113,17 +113,19 @@ impl RunReport {
             return None;
         };
         let tests = r.distinct_tests.checked_sub(r.resumed).filter(|&n| n > 0)? as f64;
-        let per_test = |seconds: f64| 1e6 * seconds / tests;
-        let share = Rank0PerTest {
-            merging_us: per_test(r.merge_seconds),
-            decoding_us: per_test(r.decoding_seconds),
-            writing_us: per_test(writer_seconds),
-            ncd_us: per_test(r.seconds.ncd),
-            total_us: 0.0,
-        };
+        let [merging_us, decoding_us, writing_us, ncd_us] = [
+            r.merge_seconds,
+            r.decoding_seconds,
+            writer_seconds,
+            r.seconds.ncd,
+        ]
+        .map(|seconds| 1e6 * seconds / tests);
         Some(Rank0PerTest {
-            total_us: share.merging_us + share.decoding_us + share.writing_us + share.ncd_us,
-            ..share
+            merging_us,
+            decoding_us,
+            writing_us,
+            ncd_us,
+            total_us: merging_us + decoding_us + writing_us + ncd_us,
         })
     }
 
