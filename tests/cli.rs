@@ -466,6 +466,34 @@ fn sharded_ranks_write_a_verified_suite_of_their_own_rounds() {
     assert!(stderr(&refused).contains("--sharded"));
 }
 
+/// `--paper-loop` runs the paper's loop: every initial solution before the first round
+/// (mid.cnf's are easy, so the default does the same, with its first ten as a list of
+/// their own); QuickSampler refuses the flag.
+#[test]
+fn the_paper_loop_waits_for_every_initial_solution() {
+    let mid = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    for loop_flag in [&["--paper-loop"][..], &[]] {
+        let mut args = vec!["--max-rounds", "1", "--stats", stats.to_str().unwrap()];
+        args.extend_from_slice(loop_flag);
+        sample_mid(&args);
+        let stats = read_stats(&stats);
+        assert_eq!(stats["started_early"], false, "{loop_flag:?}");
+        // Distinct ones of the 100 asked.
+        assert!(stats["rounds"][0]["samples"].as_u64().unwrap() > 90);
+    }
+    let refused = snapsat(&[
+        "sample",
+        mid.to_str().unwrap(),
+        "--algorithm",
+        "quicksampler",
+        "--paper-loop",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--paper-loop"));
+}
+
 #[test]
 fn interrupted_multi_rank_run_resumes_into_the_same_file() {
     let Some(f) = case_study("s820a_7_4.cnf") else {

@@ -158,6 +158,7 @@ mod tests {
                         test: test.clone(),
                         route: Route::Solver,
                         solver_calls: 2,
+                        conflicts: 90,
                         asked: 4,
                         kept: 3,
                         fresh: false,

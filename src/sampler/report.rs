@@ -169,6 +169,9 @@ pub struct Report {
     pub unknown: Vec<String>,
     /// Tests taken from an earlier run's suite (see [`super::sample_with`]).
     pub resumed: usize,
+    /// The rounds started before all N initial solutions were in, those being hard searches
+    /// (see [`super::SnapConfig::early_start`]).
+    pub started_early: bool,
     /// Work done per second.
     pub throughput: Throughput,
     /// Latency quantiles over all ranks, by phase.

@@ -237,7 +237,7 @@ fn freeze_support(solver: &mut CaDiCal, cnf: &Cnf, inner: &[u32]) -> bool {
 impl CadicalSolver<'_> {
     fn set_phases(&mut self, phases: &Assignment, steering: Steering) {
         let steered = match steering {
-            Steering::All => return self.steer(phases),
+            Steering::All | Steering::DecideFirst(_) => return self.steer(phases),
             Steering::Only(steered) => steered,
         };
         if let Some(mut target) = self.last_model.clone() {
@@ -458,6 +458,10 @@ impl IncrementalSolver for CadicalSolver<'_> {
 
     fn solver_calls(&self) -> u64 {
         self.calls
+    }
+
+    fn conflicts(&self) -> u64 {
+        u64::try_from(self.solver.get_statistic_value("conflicts")).unwrap_or(0)
     }
 
     fn open_variables(&self) -> usize {

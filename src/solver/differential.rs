@@ -147,10 +147,10 @@ pub fn check_session(backend: &dyn IncrementalBackend, seed: u64) -> Result<Tall
             .collect();
         let phases = Assignment::from_values(&(0..n).map(|_| rng.gen()).collect::<Vec<_>>());
         let steered: Vec<usize> = vars.choose_multiple(&mut rng, n / 2).copied().collect();
-        let steering = if rng.gen_bool(0.5) {
-            Steering::All
-        } else {
-            Steering::Only(&steered)
+        let steering = match rng.gen_range(0..3) {
+            0 => Steering::All,
+            1 => Steering::Only(&steered),
+            _ => Steering::DecideFirst(&steered),
         };
         let conflicts = rng.gen_bool(0.3).then(|| rng.gen_range(0..200));
         let asked = assumptions.clone();
@@ -259,6 +259,9 @@ mod tests {
                 Answer::Refuted(assumptions.to_vec())
             }
             fn solver_calls(&self) -> u64 {
+                0
+            }
+            fn conflicts(&self) -> u64 {
                 0
             }
             fn open_variables(&self) -> usize {

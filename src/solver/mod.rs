@@ -95,6 +95,12 @@ pub enum Steering<'p> {
     /// the search far from any model (a fresh solution of karatsuba.sk_7_41 took seconds);
     /// random phases on the independent support alone still vary what the tests are made of.
     Only(&'p [usize]),
+    /// Every variable's phase as given, and these variables (from 0) decided before any
+    /// other, in this order: a fresh solution then draws the independent support first, as
+    /// a uniform sampler would, instead of getting it by propagation from whatever the
+    /// activity order decided first. A session that cannot order its decisions takes it as
+    /// `All`.
+    DecideFirst(&'p [usize]),
 }
 
 /// A formula loaded once, answering many queries: one per solver lane, used by one thread at
@@ -131,6 +137,10 @@ pub trait IncrementalSolver: Send {
     /// Queries that reached the solver so far; one answered from what the session remembers
     /// (a known core) did not.
     fn solver_calls(&self) -> u64;
+
+    /// Conflicts of the session's own searches so far: how hard its queries were, counted
+    /// the same from run to run (a native query's part handed to splr is not counted).
+    fn conflicts(&self) -> u64;
 
     /// Variables whose values the session's models do not all share: what a query still
     /// decides, once unit propagation and the solver's own root-level reasoning have fixed

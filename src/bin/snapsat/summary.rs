@@ -313,6 +313,13 @@ fn internals(r: &Report, writer_seconds: f64) {
         r.solver_calls.generate,
         r.solver_calls.repair
     );
+    if r.started_early {
+        say!(
+            "snapsat: fresh solutions were hard searches: the rounds started after {} of them \
+             (--paper-loop waits for all)",
+            r.rounds.first().map_or(0, |round| round.samples)
+        );
+    }
     if r.dropped_candidates > 0 {
         say!(
             "snapsat: the round run ahead while the last was measured was dropped by the stop \

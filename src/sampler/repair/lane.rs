@@ -8,6 +8,7 @@ use crate::assignment::Assignment;
 use crate::formula::Lit;
 use crate::propagate::Propagator;
 use crate::solver::{Answer, IncrementalSolver, Steering};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -28,6 +29,10 @@ const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// short first search suffices on every formula that needs no steering and wastes little on
 /// those that do.
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
+/// The searches of a repair's fallback to a fresh solution, after which the repair gives
+/// up: any model is a new test there, and where fresh solutions are hard searches (seconds
+/// each on karatsuba.sk_7_41, heavy-tailed) the candidate costs less dropped than solved.
+const FALLBACK_CONFLICTS: [u32; 2] = [200, 2_000];
 /// How often a session repair asks again: after freeing the failed kept bits (cadical), or
 /// half of them when a query reaches its conflict limit.
 const MAX_SESSION_ATTEMPTS: usize = 8;
@@ -36,6 +41,9 @@ const MAX_SESSION_ATTEMPTS: usize = 8;
 /// session's last model, which alone mostly brings that model back. Many more steered find
 /// as many tests that cover fewer pairs of support values.
 const STEERED_SHARE_OUTSIDE_SUPPORT: u32 = 50;
+
+/// Mixed into a fresh solution's seed for the order its support is decided in.
+const SUPPORT_ORDER_SEED: u64 = 0x005e_ed0f_5eed;
 
 /// Queries of `session` that reached its solver since it had made `before`.
 fn calls_since(session: &dyn IncrementalSolver, before: u64) -> u32 {
@@ -275,8 +283,10 @@ impl<'a> Completer<'a> {
     /// first limit, `preferred` steers only the independent support (where the formula names
     /// one) and a share of the other variables drawn under `seed`: random phases on every
     /// variable can hold the search far from any model, and a fresh solution of
-    /// karatsuba.sk_7_41 took seconds to minutes. A repair's fallback (`full_steering`, its
-    /// lane's record) skips the first search where the record says it rarely pays.
+    /// karatsuba.sk_7_41 took seconds to minutes. The first search decides the independent
+    /// support first, in an order drawn under `seed`. A repair's fallback (`full_steering`,
+    /// its lane's record) searches within `FALLBACK_CONFLICTS` only, and skips the first
+    /// search where the record says it rarely pays.
     fn fresh_in_session(
         &self,
         session: &mut dyn IncrementalSolver,
@@ -285,18 +295,35 @@ impl<'a> Completer<'a> {
         mut full_steering: Option<&mut FullSteering>,
     ) -> Result<Completed, Failure> {
         let skip_first = full_steering.as_ref().is_some_and(|r| !r.worth_trying());
-        let limits = FRESH_CONFLICTS.iter().map(|&c| Some(c)).chain([None]);
+        let fallback = full_steering.is_some();
+        let limits: Vec<Option<u32>> = if fallback {
+            FALLBACK_CONFLICTS.iter().map(|&c| Some(c)).collect()
+        } else {
+            FRESH_CONFLICTS
+                .iter()
+                .map(|&c| Some(c))
+                .chain([None])
+                .collect()
+        };
         let mut why = String::from("time limit reached");
-        let calls_before = session.solver_calls();
+        let (calls_before, conflicts_before) = (session.solver_calls(), session.conflicts());
         let mut steered: Option<Vec<usize>> = None;
-        for (attempt, limit) in limits.enumerate().skip(usize::from(skip_first)) {
+        let has_support = self.projection.len() < self.cnf.num_vars();
+        let support_first = (has_support && !fallback).then(|| {
+            let mut order = self.projection.clone();
+            order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ SUPPORT_ORDER_SEED));
+            order
+        });
+        for (attempt, &limit) in limits.iter().enumerate().skip(usize::from(skip_first)) {
             if self.expired() {
                 break;
             }
-            let steering = if attempt > 0 && self.projection.len() < self.cnf.num_vars() {
-                Steering::Only(steered.get_or_insert_with(|| self.steered_variables(seed)))
-            } else {
-                Steering::All
+            let steering = match &support_first {
+                _ if attempt > 0 && has_support => {
+                    Steering::Only(steered.get_or_insert_with(|| self.steered_variables(seed)))
+                }
+                Some(order) => Steering::DecideFirst(order),
+                None => Steering::All,
             };
             let answer = session.solve(&[], preferred, steering, limit);
             if let Some(record) = full_steering.as_mut().filter(|_| attempt == 0) {
@@ -304,7 +331,9 @@ impl<'a> Completer<'a> {
             }
             match answer {
                 Answer::Model(test) => {
-                    return Ok(Completed::solved(test, calls_since(session, calls_before)))
+                    let mut done = Completed::solved(test, calls_since(session, calls_before));
+                    done.conflicts = session.conflicts() - conflicts_before;
+                    return Ok(done);
                 }
                 Answer::Refuted(_) => return Err(Failure::Unsat),
                 Answer::Unknown(reason) => why = reason,
@@ -368,6 +397,10 @@ mod tests {
             self.steered.len() as u64
         }
 
+        fn conflicts(&self) -> u64 {
+            0
+        }
+
         fn open_variables(&self) -> usize {
             self.model.len()
         }
@@ -380,7 +413,7 @@ mod tests {
             _: Option<u32>,
         ) -> Answer {
             let steered = match steering {
-                Steering::All => None,
+                Steering::All | Steering::DecideFirst(_) => None,
                 Steering::Only(vars) => Some(vars.to_vec()),
             };
             let gives_up = match self.giving {
@@ -408,6 +441,10 @@ mod tests {
     impl IncrementalSolver for Answers {
         fn solver_calls(&self) -> u64 {
             self.calls
+        }
+
+        fn conflicts(&self) -> u64 {
+            0
         }
 
         fn open_variables(&self) -> usize {

@@ -59,6 +59,8 @@ pub struct Completed {
     pub route: Route,
     /// Solver calls it took.
     pub solver_calls: u32,
+    /// Conflicts its session's searches took (0 without a session).
+    pub conflicts: u64,
     /// Repair only: the delta's bits the repair was asked to keep (those on the independent
     /// support, where the formula names one).
     pub asked: usize,
@@ -77,6 +79,7 @@ impl Completed {
             test,
             route: Route::Solver,
             solver_calls,
+            conflicts: 0,
             asked: 0,
             kept: 0,
             fresh: false,
@@ -383,6 +386,7 @@ impl<'a> Completer<'a> {
             test: prop.to_assignment(preferred),
             route: Route::Propagation,
             solver_calls: 0,
+            conflicts: 0,
             asked: 0,
             kept: 0,
             fresh: false,

@@ -98,6 +98,9 @@ pub struct SnapConfig {
     pub stop_metric: StopMetric,
     /// Every rank draws and does rounds of its own ([`shard`]).
     pub sharded: bool,
+    /// Rounds start before all N initial solutions are in where those are hard searches
+    /// (see `initial`); false runs the paper's loop exactly.
+    pub early_start: bool,
 }
 
 impl SnapConfig {
@@ -124,6 +127,7 @@ impl Default for SnapConfig {
             ncd_removals: diversity::RUNNING_REMOVALS,
             stop_metric: StopMetric::default(),
             sharded: false,
+            early_start: true,
         }
     }
 }
@@ -219,6 +223,7 @@ impl<'a> Snap<'a> {
                 rounds: Vec::new(),
                 unknown: Vec::new(),
                 resumed: 0,
+                started_early: false,
                 throughput: Throughput::default(),
                 latency: BTreeMap::new(),
                 ranks: Vec::new(),

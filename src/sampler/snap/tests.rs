@@ -664,3 +664,90 @@ proptest! {
         every_emitted_test_holds(vars, ratio, seed, solvers)?;
     }
 }
+
+/// Native sessions whose every search reports `CONFLICTS` more conflicts, and that say they
+/// leave nothing open (so that no fresh solution is tried by propagation first): fresh
+/// solutions that read as hard searches.
+struct HardSearches;
+
+impl HardSearches {
+    const CONFLICTS: u64 = 5_000;
+}
+
+struct HardSession<'a>(Box<dyn crate::solver::IncrementalSolver + 'a>);
+
+impl crate::solver::IncrementalSolver for HardSession<'_> {
+    fn solve(
+        &mut self,
+        assumptions: &[crate::formula::Lit],
+        phases: &Assignment,
+        steering: crate::solver::Steering,
+        conflicts: Option<u32>,
+    ) -> crate::solver::Answer {
+        self.0.solve(assumptions, phases, steering, conflicts)
+    }
+
+    fn solver_calls(&self) -> u64 {
+        self.0.solver_calls()
+    }
+
+    fn conflicts(&self) -> u64 {
+        self.0.conflicts() + HardSearches::CONFLICTS * self.0.solver_calls()
+    }
+
+    fn open_variables(&self) -> usize {
+        0
+    }
+}
+
+impl crate::solver::IncrementalBackend for HardSearches {
+    fn name(&self) -> &'static str {
+        "hard"
+    }
+
+    fn open<'a>(
+        &self,
+        cnf: &'a Cnf,
+        budget: Budget<'a>,
+    ) -> Result<Box<dyn crate::solver::IncrementalSolver + 'a>, String> {
+        let native = crate::solver::native::Native.open(cnf, budget)?;
+        Ok(Box::new(HardSession(native)))
+    }
+}
+
+/// Where fresh solutions are hard searches the rounds start once ten are in, and the suite
+/// stays a function of the seed; the paper's loop waits for all N.
+#[test]
+fn rounds_start_early_where_fresh_solutions_are_hard_searches() {
+    use crate::solver::IncrementalBackend;
+    let cnf = planted(40, 100, 3);
+    let solvers = Solvers {
+        oracle: &Splr,
+        sessions: Some(&HardSearches),
+        lanes: 2,
+    };
+    let config = SnapConfig {
+        samples: 40,
+        clusters: 2,
+        max_rounds: Some(1),
+        ..small_config(5)
+    };
+    let (tests, report) = run_with(&cnf, &config, solvers);
+    assert!(report.started_early);
+    assert_eq!(report.rounds[0].samples, 10);
+    assert!(report.rounds.len() > 1, "a round ran");
+    assert_eq!(run_with(&cnf, &config, solvers).0, tests, "the same seed");
+    let paper = SnapConfig {
+        early_start: false,
+        ..config.clone()
+    };
+    let (_, report) = run_with(&cnf, &paper, solvers);
+    assert!(!report.started_early);
+    assert_eq!(report.rounds[0].samples, 40);
+    let native = Solvers {
+        sessions: Some(&crate::solver::native::Native),
+        ..solvers
+    };
+    assert!(!run_with(&cnf, &config, native).1.started_early);
+    let _ = HardSearches.name();
+}

@@ -84,8 +84,12 @@ impl<'a> NativeSolver<'a> {
     }
 
     fn steer(&mut self, phases: &Assignment, steering: Steering) {
+        self.search.decide_first(match steering {
+            Steering::DecideFirst(first) => first,
+            Steering::All | Steering::Only(_) => &[],
+        });
         match steering {
-            Steering::All => {
+            Steering::All | Steering::DecideFirst(_) => {
                 for v in 0..phases.len() {
                     self.search.set_phase(v, phases.get(v));
                 }
@@ -272,6 +276,10 @@ impl IncrementalSolver for NativeSolver<'_> {
         self.query(assumptions, true, phases, steering, conflicts)
     }
 
+    fn conflicts(&self) -> u64 {
+        self.search.conflicts()
+    }
+
     fn solver_calls(&self) -> u64 {
         self.calls
     }
@@ -443,5 +451,21 @@ mod tests {
             Answer::Model(Assignment::from_bit_string("0101").unwrap())
         );
         assert_eq!(session.solver_calls(), 2);
+    }
+
+    /// Of two variables at most one of which can be true, both preferred true, the one
+    /// decided first gets its phase: either one, as the order says.
+    #[test]
+    fn variables_decided_first_take_their_phases_in_that_order() {
+        let cnf = Cnf::from_clauses(3, &[vec![-1, -2], vec![1, 2, 3]]);
+        let mut session = NativeSolver::open(&cnf, Budget::unlimited(), FIRST_TURN);
+        let ones = Assignment::from_bit_string("111").unwrap();
+        for (first, model) in [([0, 1], "101"), ([1, 0], "011")] {
+            assert_eq!(
+                session.solve(&[], &ones, Steering::DecideFirst(&first), None),
+                Answer::Model(Assignment::from_bit_string(model).unwrap()),
+                "deciding {first:?} first"
+            );
+        }
     }
 }

@@ -88,6 +88,12 @@ pub struct SampleArgs {
     /// Stop after this many rounds (Snap).
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u64>,
+    /// Run Snap's loop exactly as the paper's Fig. 2: all N initial solutions before the
+    /// first round. By default the rounds start once 10 are in where fresh solutions are
+    /// hard searches (a quarter of them past 1,000 conflicts, native and cadical), and the
+    /// suite grows at the speed of repairs.
+    #[arg(long)]
+    pub paper_loop: bool,
     /// Stop once this many candidates were produced (QuickSampler).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_candidates: Option<u64>,
@@ -175,6 +181,7 @@ fn checked_time_limit(args: &SampleArgs) -> Result<Duration> {
             given("--resume", args.resume.is_some()),
             given("--sharded", args.sharded),
             given("--max-rounds", args.max_rounds.is_some()),
+            given("--paper-loop", args.paper_loop),
             given("--lanes", args.lanes.is_some()),
             // QuickSampler asks splr alone.
             given(
@@ -372,6 +379,7 @@ fn snap_config(args: &SampleArgs, time_limit: Duration) -> SnapConfig {
         seed: args.seed,
         stop_metric: args.stop_metric,
         sharded: args.sharded,
+        early_start: !args.paper_loop,
         ..Default::default()
     }
 }

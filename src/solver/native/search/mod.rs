@@ -87,6 +87,10 @@ pub struct Refuter {
     /// `DROP_SETS_AFTER`, but for tests.
     drop_sets_after: u32,
     order: DecisionOrder,
+    /// Variables decided before the activity order's ([`Refuter::decide_first`]).
+    first: Vec<u32>,
+    /// Entries of `first` before this one are assigned (reset by every backtrack).
+    first_cursor: usize,
     saved_phase: Vec<bool>,
     seen: Vec<bool>,
     /// Per decision level: the conflict that last counted it in a learned clause's glue.
@@ -123,6 +127,8 @@ impl Refuter {
             reduce_every: REDUCE_EVERY,
             drop_sets_after: DROP_SETS_AFTER,
             order: DecisionOrder::new(num_vars),
+            first: Vec::new(),
+            first_cursor: 0,
             saved_phase: vec![false; num_vars],
             seen: vec![false; num_vars],
             glue_stamp: Vec::new(),
@@ -403,6 +409,19 @@ impl Refuter {
         self.saved_phase[v] = value;
     }
 
+    /// From the next search on, `vars` (from 0) are decided before any other, in this order,
+    /// each as its phase says; empty: by activity alone.
+    pub fn decide_first(&mut self, vars: &[usize]) {
+        self.first.clear();
+        self.first.extend(vars.iter().map(|&v| v as u32));
+        self.first_cursor = 0;
+    }
+
+    /// Conflicts of every search so far.
+    pub fn conflicts(&self) -> u64 {
+        self.total_conflicts
+    }
+
     /// Variables no value at the root fixes (after a search, which ends there).
     pub fn open_variables(&self) -> usize {
         let root = self.levels.first().copied().unwrap_or(self.trail.len());
@@ -421,6 +440,12 @@ impl Refuter {
     }
 
     fn next_decision(&mut self) -> Option<usize> {
+        while let Some(&v) = self.first.get(self.first_cursor) {
+            self.first_cursor += 1;
+            if self.value[2 * v as usize] == 0 {
+                return Some(v as usize);
+            }
+        }
         let open = self.num_vars() - self.trail.len();
         let value = &self.value;
         self.order.next(open, |v| value[2 * v] == 0)

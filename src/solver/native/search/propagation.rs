@@ -47,5 +47,6 @@ impl Refuter {
         self.trail.truncate(start);
         self.processed = start;
         self.levels.truncate(level as usize);
+        self.first_cursor = 0;
     }
 }
