@@ -30,8 +30,8 @@ const HARD_REPAIR_CONFLICTS: u32 = 10;
 /// those that do.
 const FRESH_CONFLICTS: [u32; 3] = [200, 20_000, 200_000];
 /// The searches of a repair's fallback to a fresh solution, after which the repair gives
-/// up: any model is a new test there, and where fresh solutions are hard searches (seconds
-/// each on karatsuba.sk_7_41, heavy-tailed) the candidate costs less dropped than solved.
+/// up: any model is a new test there, and where fresh solutions are hard, heavy-tailed
+/// searches the candidate costs less dropped than solved.
 const FALLBACK_CONFLICTS: [u32; 2] = [200, 2_000];
 /// How often a session repair asks again: after freeing the failed kept bits (cadical), or
 /// half of them when a query reaches its conflict limit.

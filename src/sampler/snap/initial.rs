@@ -1,9 +1,8 @@
 //! Step 1: the initial solutions, N of them from the solver (after any resumed tests), each
 //! joining the suite and its file as soon as it is found.
 //!
-//! Where fresh solutions are hard searches and repairs near a known model are not
-//! (karatsuba.sk_7_41: a fresh solution takes a second at the median, a repair milliseconds),
-//! waiting for all N leaves the run at the speed of its fresh solutions. So, unless the
+//! Where fresh solutions are hard searches and repairs near a known model are not (as on
+//! karatsuba.sk_7_41), waiting for all N leaves the run at the speed of its fresh solutions. So, unless the
 //! paper's loop is asked for (`SnapConfig::early_start` false), the rounds start once
 //! `EARLY_SAMPLES` solutions are in if a quarter of them took `HARD_CONFLICTS` conflicts or
 //! more. Conflicts, not times, decide, and the solutions are taken in task order, so the
@@ -21,9 +20,9 @@ use std::time::Instant;
 /// Initial solutions before the rounds may start early: two per cluster.
 const EARLY_SAMPLES: usize = 10;
 
-/// Conflicts from which a fresh solution counts as a hard search. On karatsuba.sk_7_41 half
-/// the fresh solutions take over 5,000 (seed 1); on the other case studies at most one in
-/// twenty takes over 1,000.
+/// Conflicts from which a fresh solution counts as a hard search: above what all but a few
+/// fresh solutions of the easier case studies take, below what most of the hardest ones'
+/// take (`git log -S HARD_CONFLICTS` gives the figures).
 const HARD_CONFLICTS: u64 = 1_000;
 
 /// How the first initial solutions went: whether the rounds start without the rest.
