@@ -372,6 +372,8 @@ mod tests {
         OnTheFirstQuery,
         /// Whenever every variable is steered.
         WhenFullySteered,
+        /// On every query.
+        Always,
     }
 
     /// A session that gives up as `giving` says and answers `model` otherwise, noting how
@@ -419,6 +421,7 @@ mod tests {
             let gives_up = match self.giving {
                 Giving::OnTheFirstQuery => self.steered.is_empty(),
                 Giving::WhenFullySteered => steered.is_none(),
+                Giving::Always => true,
             };
             self.steered.push(steered);
             if gives_up {
@@ -620,6 +623,29 @@ mod tests {
             );
         }
         assert!(!lane.fallback.worth_trying());
+    }
+
+    /// A repair's fallback to a fresh solution gives up after `FALLBACK_CONFLICTS`' searches,
+    /// where a fresh solution of its own goes on to a search without a limit.
+    #[test]
+    fn a_fallback_gives_up_where_a_fresh_solution_searches_on() {
+        let mut cnf = chain();
+        cnf.set_independent_support(vec![1, 4]);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut lane = Lane::new(Box::new(GivesUp::new("11100", Giving::Always)));
+        let (candidate, _) = invalid_candidate_keeping_x1();
+        let repaired = completer.repair_in_session(&mut lane, &candidate, Vec::new(), 3);
+        assert!(matches!(repaired, Err(Failure::Unknown(_))));
+        // The repair's own query, then the fallback's searches.
+        assert_eq!(
+            lane.session.solver_calls(),
+            1 + FALLBACK_CONFLICTS.len() as u64
+        );
+        let mut session = GivesUp::new("11100", Giving::Always);
+        let fresh = completer.fresh_in_session(&mut session, &candidate, 3, None);
+        assert!(matches!(fresh, Err(Failure::Unknown(_))));
+        assert_eq!(session.solver_calls(), FRESH_CONFLICTS.len() as u64 + 1);
     }
 
     /// The record of fully steered searches stops once 8 of the last 32 gave up, and stays
