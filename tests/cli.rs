@@ -427,6 +427,19 @@ fn in_process_ranks_give_the_same_suite_as_one_process() {
     );
 }
 
+/// QuickSampler refuses a Snap-only `flag`, by name, with exit status 2.
+fn assert_quicksampler_refuses(formula: &Path, flag: &str) {
+    let refused = snapsat(&[
+        "sample",
+        formula.to_str().unwrap(),
+        "--algorithm",
+        "quicksampler",
+        flag,
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(flag));
+}
+
 /// `--sharded`: one rank gives the unsharded suite; three give a verified suite of their
 /// own rounds, said in `--stats`; QuickSampler refuses the flag.
 #[test]
@@ -455,15 +468,7 @@ fn sharded_ranks_write_a_verified_suite_of_their_own_rounds() {
     assert_eq!(stats["distinct_tests"].as_u64().unwrap() as usize, written);
     let round = &stats["rounds"][1];
     assert_eq!(round["candidates"], 3 * 100 * 5, "three ranks' rounds");
-    let refused = snapsat(&[
-        "sample",
-        mid.to_str().unwrap(),
-        "--algorithm",
-        "quicksampler",
-        "--sharded",
-    ]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--sharded"));
+    assert_quicksampler_refuses(&mid, "--sharded");
 }
 
 /// `--paper-loop` runs the paper's loop: every initial solution before the first round
@@ -483,15 +488,7 @@ fn the_paper_loop_waits_for_every_initial_solution() {
         // Distinct ones of the 100 asked.
         assert!(stats["rounds"][0]["samples"].as_u64().unwrap() > 90);
     }
-    let refused = snapsat(&[
-        "sample",
-        mid.to_str().unwrap(),
-        "--algorithm",
-        "quicksampler",
-        "--paper-loop",
-    ]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--paper-loop"));
+    assert_quicksampler_refuses(&mid, "--paper-loop");
 }
 
 #[test]

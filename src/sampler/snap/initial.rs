@@ -2,10 +2,10 @@
 //! joining the suite and its file as soon as it is found.
 //!
 //! Where fresh solutions are hard searches and repairs near a known model are not (as on
-//! karatsuba.sk_7_41), waiting for all N leaves the run at the speed of its fresh solutions. So, unless the
-//! paper's loop is asked for (`SnapConfig::early_start` false), the rounds start once
-//! `EARLY_SAMPLES` solutions are in if a quarter of them took `HARD_CONFLICTS` conflicts or
-//! more. Conflicts, not times, decide, and the solutions are taken in task order, so the
+//! karatsuba.sk_7_41), waiting for all N leaves the run at the speed of its fresh solutions.
+//! So, unless the paper's loop is asked for (`SnapConfig::early_start` false), the rounds
+//! start once `EARLY_SAMPLES` solutions are in if a quarter of them took `HARD_CONFLICTS`
+//! conflicts or more. Conflicts, not times, decide, and the solutions are taken in task order, so the
 //! suite stays a function of the seed and the lanes.
 
 use super::Snap;

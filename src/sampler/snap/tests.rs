@@ -719,7 +719,6 @@ impl crate::solver::IncrementalBackend for HardSearches {
 /// stays a function of the seed; the paper's loop waits for all N.
 #[test]
 fn rounds_start_early_where_fresh_solutions_are_hard_searches() {
-    use crate::solver::IncrementalBackend;
     let cnf = planted(40, 100, 3);
     let solvers = Solvers {
         oracle: &Splr,
@@ -749,5 +748,4 @@ fn rounds_start_early_where_fresh_solutions_are_hard_searches() {
         ..solvers
     };
     assert!(!run_with(&cnf, &config, native).1.started_early);
-    let _ = HardSearches.name();
 }
