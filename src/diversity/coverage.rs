@@ -8,6 +8,7 @@ use std::borrow::Borrow;
 ///
 /// Over `m` variables there are `4·m(m−1)/2` (pair, values) combinations; each new test costs
 /// `O(m²)`. Above [`PairwiseCoverage::MAX_VARS`] variables an evenly spaced subset is tracked.
+#[derive(Clone)]
 pub struct PairwiseCoverage {
     vars: Vec<usize>,
     /// Row `(2a + b)·m + i`, a bitset over `j`: pair `(i, j)`, `i < j`, was seen with values
@@ -97,6 +98,28 @@ impl PairwiseCoverage {
         coverage
     }
 
+    /// The variables tracked (all those given, up to [`PairwiseCoverage::MAX_VARS`]).
+    pub fn vars(&self) -> &[usize] {
+        &self.vars
+    }
+
+    /// Whether the `i`-th and `j`-th tracked variables (`i != j`) were seen with values `a`
+    /// and `b` together.
+    pub fn has(&self, i: usize, a: bool, j: usize, b: bool) -> bool {
+        let ((i, a), (j, b)) = if i < j {
+            ((i, a), (j, b))
+        } else {
+            ((j, b), (i, a))
+        };
+        let row = (2 * usize::from(a) + usize::from(b)) * self.vars.len() + i;
+        self.rows[row * self.words + j / 64] >> (j % 64) & 1 == 1
+    }
+
+    /// Value pairs covered.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
     /// Share of all combinations covered, in [0, 1].
     pub fn fraction(&self) -> f64 {
         let m = self.vars.len();
@@ -112,6 +135,16 @@ impl PairwiseCoverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_answers_for_either_order_of_the_pair() {
+        let mut c = PairwiseCoverage::new(&[0, 1, 2]);
+        c.add(&Assignment::from_bit_string("101").unwrap());
+        assert!(c.has(0, true, 1, false) && c.has(1, false, 0, true));
+        assert!(c.has(0, true, 2, true) && c.has(2, true, 1, false));
+        assert!(!c.has(0, false, 1, false) && !c.has(2, false, 0, true));
+        assert_eq!(c.count(), 3);
+    }
 
     #[test]
     fn coverage_counts_value_pairs() {

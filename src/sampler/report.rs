@@ -172,6 +172,8 @@ pub struct Report {
     /// The rounds started before all N initial solutions were in, those being hard searches
     /// (see [`super::SnapConfig::early_start`]).
     pub started_early: bool,
+    /// The coverage-directed step after the stop rule (`--small`); zeros without it.
+    pub covering: crate::sampler::snap::cover::CoverReport,
     /// Work done per second.
     pub throughput: Throughput,
     /// Latency quantiles over all ranks, by phase.

@@ -54,6 +54,11 @@ impl<'a> Suite<'a> {
         }
     }
 
+    /// The check every test passes, and the formula behind it.
+    pub fn checker(&self) -> &'a Checker<'a> {
+        self.checker
+    }
+
     /// Tests in the suite.
     pub fn len(&self) -> usize {
         self.len

@@ -313,22 +313,7 @@ fn internals(r: &Report, writer_seconds: f64) {
         r.solver_calls.generate,
         r.solver_calls.repair
     );
-    if r.started_early {
-        say!(
-            "snapsat: fresh solutions were hard searches: the rounds started after {} of them \
-             (--paper-loop waits for all)",
-            r.rounds.first().map_or(0, |round| round.samples)
-        );
-    }
-    if r.dropped_candidates > 0 {
-        say!(
-            "snapsat: the round run ahead while the last was measured was dropped by the stop \
-             rule: {} candidates, {:.3} s, counted in neither the rounds nor the figures above, \
-             but in the latencies below",
-            r.dropped_candidates,
-            r.dropped_seconds
-        );
-    }
+    loop_notes(r);
     let latency = |phase: &str| {
         r.latency.get(phase).map_or(String::new(), |q| {
             format!(
@@ -364,6 +349,38 @@ fn internals(r: &Report, writer_seconds: f64) {
     }
     for why in &r.unknown {
         say!("snapsat: note: some solver calls gave up: {why}");
+    }
+}
+
+/// What the verbose summary says of the loop beyond the paper's: an early start, the
+/// coverage-directed step, a round dropped by the stop rule.
+fn loop_notes(r: &Report) {
+    if r.started_early {
+        say!(
+            "snapsat: fresh solutions were hard searches: the rounds started after {} of them \
+             (--paper-loop waits for all)",
+            r.rounds.first().map_or(0, |round| round.samples)
+        );
+    }
+    let covering = r.covering;
+    if covering.candidates > 0 {
+        say!(
+            "snapsat: --small: {} coverage-directed candidates after the stop rule gave {} new \
+             tests, covering {} of the {} value pairs of `c ind` the suite showed",
+            covering.candidates,
+            covering.new_tests,
+            covering.pairs_covered,
+            covering.pairs_seen
+        );
+    }
+    if r.dropped_candidates > 0 {
+        say!(
+            "snapsat: the round run ahead while the last was measured was dropped by the stop \
+             rule: {} candidates, {:.3} s, counted in neither the rounds nor the figures above, \
+             but in the latencies below",
+            r.dropped_candidates,
+            r.dropped_seconds
+        );
     }
 }
 

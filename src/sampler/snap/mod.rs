@@ -7,6 +7,7 @@
 
 pub mod candidates;
 mod columns;
+pub mod cover;
 pub mod deltas;
 pub mod draw;
 mod initial;
@@ -101,6 +102,9 @@ pub struct SnapConfig {
     /// Rounds start before all N initial solutions are in where those are hard searches
     /// (see `initial`); false runs the paper's loop exactly.
     pub early_start: bool,
+    /// After the stop rule, tests planned to cover the support's value pairs the samples
+    /// show ([`cover`]; beyond the paper, for `--small`).
+    pub cover: bool,
 }
 
 impl SnapConfig {
@@ -128,6 +132,7 @@ impl Default for SnapConfig {
             stop_metric: StopMetric::default(),
             sharded: false,
             early_start: true,
+            cover: false,
         }
     }
 }
@@ -224,6 +229,7 @@ impl<'a> Snap<'a> {
                 unknown: Vec::new(),
                 resumed: 0,
                 started_early: false,
+                covering: cover::CoverReport::default(),
                 throughput: Throughput::default(),
                 latency: BTreeMap::new(),
                 ranks: Vec::new(),
@@ -414,6 +420,9 @@ impl<'a> Snap<'a> {
                 round::RoundEnd::Stopped(stop) => break stop,
             }
         };
+        if self.config.cover && !matches!(stop, StopReason::TimeLimit | StopReason::Interrupted) {
+            self.cover(workforce, &samples, observer)?;
+        }
         self.report.stop = stop;
         self.report.distinct_tests = self.suite.len();
         self.report.valid_before_repair_percent = if self.report.candidates == 0 {

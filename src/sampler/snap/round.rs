@@ -313,7 +313,7 @@ impl Snap<'_> {
     }
 
     /// Verdicts neither taken nor counted as candidates (see `Report::dropped_candidates`).
-    fn drop_verdicts<'v>(&mut self, verdicts: impl IntoIterator<Item = &'v Verdict>) {
+    pub(super) fn drop_verdicts<'v>(&mut self, verdicts: impl IntoIterator<Item = &'v Verdict>) {
         let candidates = verdicts
             .into_iter()
             .filter(|v| !matches!(v, Verdict::Skipped))

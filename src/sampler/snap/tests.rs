@@ -749,3 +749,65 @@ fn rounds_start_early_where_fresh_solutions_are_hard_searches() {
     };
     assert!(!run_with(&cnf, &config, native).1.started_early);
 }
+
+/// The step after the stop rule that `cover` asks for: its tests between them cover every
+/// value pair of the support that the samples show, each is a model and new to the suite,
+/// a greedy minimization of the suite keeps no more tests than of the suite without them,
+/// and the same seed gives the same suite. Without `cover` there is no such step.
+#[test]
+fn directed_tests_cover_every_value_pair_the_samples_show() {
+    // c ind x1..x10; x11 = x1 ∧ x2; x3 and x4 never both true; one of x5..x8 true.
+    let text = "p cnf 11 5\nc ind 1 2 3 4 5 6 7 8 9 10 0\n-11 1 0\n-11 2 0\n11 -1 -2 0\n-3 -4 0\n5 6 7 8 0\n";
+    let cnf = crate::dimacs::parse(text.as_bytes(), crate::dimacs::Strictness::Strict)
+        .unwrap()
+        .cnf;
+    let checker = Checker::new(&cnf);
+    let plain = SnapConfig {
+        samples: 12,
+        clusters: 2,
+        ..small_config(3)
+    };
+    let covering = SnapConfig {
+        cover: true,
+        ..plain.clone()
+    };
+    let natives = Solvers {
+        sessions: Some(&crate::solver::native::Native),
+        ..Solvers::splr()
+    };
+    let (without, report) = run_with(&cnf, &plain, natives);
+    assert_eq!(report.covering, cover::CoverReport::default());
+    let (tests, report) = run_with(&cnf, &covering, natives);
+    let directed = report.covering;
+    assert!(directed.candidates > 0 && directed.new_tests > 0);
+    assert_eq!(directed.pairs_covered, directed.pairs_seen);
+    assert_eq!(tests.len(), report.distinct_tests);
+    assert_eq!(
+        tests[..without.len()],
+        without[..],
+        "the rounds ran as before"
+    );
+    assert!(tests.iter().all(|t| checker.satisfies(t)));
+    assert_eq!(
+        tests
+            .iter()
+            .map(Assignment::fingerprint)
+            .collect::<HashSet<_>>()
+            .len(),
+        tests.len()
+    );
+    let support = cnf.projection();
+    let kept = |suite: &[Assignment]| {
+        crate::minimize::minimize(suite, &support, 2, 1.0)
+            .unwrap()
+            .chosen
+            .len()
+    };
+    assert!(
+        kept(&tests) <= kept(&without),
+        "{} > {}",
+        kept(&tests),
+        kept(&without)
+    );
+    assert_eq!(run_with(&cnf, &covering, natives).0, tests, "the same seed");
+}

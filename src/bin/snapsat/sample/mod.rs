@@ -124,7 +124,9 @@ pub struct SampleArgs {
     pub resume: Option<PathBuf>,
     /// Also write the fewest tests of the suite that keep its t-wise coverage of `c ind`
     /// (`snapsat minimize`), most new combinations first, to FILE at the end of the run
-    /// (an interrupted run's too). The suite itself is written as always.
+    /// (an interrupted run's too). The suite itself is written as always, with, after the
+    /// stop rule, tests planned to cover the suite's value pairs of `c ind` together (Snap,
+    /// not with --paper-loop).
     #[arg(long, value_name = "FILE")]
     pub small: Option<PathBuf>,
     /// t of --small: combinations of how many support variables to keep (1 to 3).
@@ -298,8 +300,19 @@ fn run_ranks(
     let outcome = without_suite(result, &args.input.formula)?;
     let writer_seconds = written.output("the tests")?;
     let small = match (&args.small, suite, &outcome) {
-        (Some(path), Some(suite), Ok(_)) => {
-            Some(write_small(path, &suite, &cnf, args.strength, format)?)
+        (Some(path), Some(suite), Ok(report)) => {
+            let directed = match report {
+                summary::RunReport::Snap(r) => r.covering.new_tests as usize,
+                summary::RunReport::Quick(_) => 0,
+            };
+            Some(write_small(
+                path,
+                &suite,
+                directed,
+                &cnf,
+                args.strength,
+                format,
+            )?)
         }
         _ => None,
     };
@@ -380,6 +393,7 @@ fn snap_config(args: &SampleArgs, time_limit: Duration) -> SnapConfig {
         stop_metric: args.stop_metric,
         sharded: args.sharded,
         early_start: !args.paper_loop,
+        cover: args.small.is_some() && !args.paper_loop,
         ..Default::default()
     }
 }

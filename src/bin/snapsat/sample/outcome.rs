@@ -69,16 +69,30 @@ pub fn without_suite(
     }
 }
 
-/// Minimizes the suite (`snapsat minimize`) and writes the kept tests whole to `path`.
+/// Minimizes the suite (`snapsat minimize`) and writes the kept tests whole to `path`. The
+/// suite's last `directed` tests are the coverage-directed ones: greedy choice is not
+/// monotone, so the suite without them is minimized too, and kept where it gives fewer tests
+/// for as many combinations.
 pub fn write_small(
     path: &Path,
     suite: &[Assignment],
+    directed: usize,
     cnf: &Cnf,
     strength: u64,
     format: TestFormat,
 ) -> Result<summary::SmallSuite> {
-    let kept = snapsat::minimize::minimize(suite, &cnf.projection(), strength as usize, 1.0)
-        .map_err(Failure::bad_input)?;
+    let projection = cnf.projection();
+    let minimize = |tests: &[Assignment]| {
+        snapsat::minimize::minimize(tests, &projection, strength as usize, 1.0)
+            .map_err(Failure::bad_input)
+    };
+    let mut kept = minimize(suite)?;
+    if directed > 0 && directed < suite.len() {
+        let rounds = minimize(&suite[..suite.len() - directed])?;
+        if rounds.covered_tuples >= kept.covered_tuples && rounds.chosen.len() < kept.chosen.len() {
+            kept = rounds;
+        }
+    }
     let mut writer = TestWriter::new(Vec::new(), format);
     for &i in &kept.chosen {
         writer.write(&suite[i]).map_err(anyhow::Error::from)?;
