@@ -20,7 +20,8 @@ pub struct Hub {
 
 /// A rank's end of an in-process link.
 pub struct Line {
-    rank: usize,
+    /// The rank it serves.
+    pub rank: usize,
     to_hub: Sender<(usize, Vec<u8>)>,
     inbox: Receiver<Vec<u8>>,
 }
@@ -293,14 +294,28 @@ pub fn coordinate<E: Ranks>(
         interrupt,
         ..
     } = *run;
+    let rank_side = |line: Line| run_rank(line, threads, checker, solvers, interrupt);
+    coordinate_with(endpoint, lines, &rank_side, run, observer)
+}
+
+/// [`coordinate`] with `rank_side` serving each of `lines` on a thread of its own: a real
+/// rank ([`run_rank`]), or a stand-in (the null ranks of `benches/scale_null.rs`).
+pub fn coordinate_with<E: Ranks>(
+    endpoint: E,
+    lines: Vec<Line>,
+    rank_side: &(dyn Fn(Line) + Sync),
+    run: &Sampling,
+    observer: &mut dyn Observer,
+) -> Result<Report, SampleError> {
+    let Sampling {
+        checker, interrupt, ..
+    } = *run;
     std::thread::scope(|scope| {
         for line in lines {
             let rank = line.rank;
             std::thread::Builder::new()
                 .name(format!("snapsat-rank{rank}"))
-                .spawn_scoped(scope, move || {
-                    run_rank(line, threads, checker, solvers, interrupt)
-                })
+                .spawn_scoped(scope, move || rank_side(line))
                 .map_err(|e| SampleError::Distribution(format!("cannot start rank {rank}: {e}")))?;
         }
         let fingerprint = checker.cnf().fingerprint();

@@ -97,6 +97,20 @@ impl Job {
         })
     }
 
+    /// [`Job::coordinate`] with `rank_side` serving rank 0's own share (see
+    /// [`local::coordinate_with`]).
+    pub fn coordinate_with(
+        &self,
+        rank_side: &(dyn Fn(local::Line) + Sync),
+        run: &Sampling,
+        observer: &mut dyn Observer,
+    ) -> Result<Report, SampleError> {
+        let (own, lines) = local::links(1);
+        local::relayed(own, self.size(), relay_for_coordinator, |ranks| {
+            local::coordinate_with(ranks, lines, rank_side, run, observer)
+        })
+    }
+
     /// Rank 0: lets every other rank go before any work (see
     /// [`super::launch::Launch::abandon`]).
     pub fn release(&self) {
@@ -142,9 +156,17 @@ impl Job {
         solvers: Solvers,
         interrupt: &AtomicBool,
     ) -> Result<(), TransportError> {
+        self.serve_with(|line| local::run_rank(line, threads, checker, solvers, interrupt))
+    }
+
+    /// [`Job::serve`] with `rank_side` doing this rank's work on its line.
+    pub fn serve_with(
+        &self,
+        rank_side: impl FnOnce(local::Line) + Send,
+    ) -> Result<(), TransportError> {
         let (mut hub, line) = local::relay_link(self.rank());
         std::thread::scope(|scope| {
-            scope.spawn(|| local::run_rank(line, threads, checker, solvers, interrupt));
+            scope.spawn(|| rank_side(line));
             relay(&self.world, &mut hub)
         })
     }
