@@ -286,17 +286,20 @@ impl Snap<'_> {
                 planner.covered = PairwiseCoverage::of(&directed, &vars);
                 break;
             }
-            self.report.covering.candidates += tasks.len() as u64;
-            let before = self.suite.len();
-            let mut deliver = |verdicts: &mut dyn Iterator<Item = Verdict>| {
-                self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
-                    let now = clock.now();
-                    snap.take_directed(verdict, &mut directed, observer, now)?;
-                    Ok(snap.demand(now))
-                })
-            };
-            workforce.run(&centroids, tasks, &mut deliver)?;
-            self.report.covering.new_tests += (self.suite.len() - before) as u64;
+            // A batch whose plans were all samples has nothing for the workers.
+            if !tasks.is_empty() {
+                self.report.covering.candidates += tasks.len() as u64;
+                let before = self.suite.len();
+                let mut deliver = |verdicts: &mut dyn Iterator<Item = Verdict>| {
+                    self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
+                        let now = clock.now();
+                        snap.take_directed(verdict, &mut directed, observer, now)?;
+                        Ok(snap.demand(now))
+                    })
+                };
+                workforce.run(&centroids, tasks, &mut deliver)?;
+                self.report.covering.new_tests += (self.suite.len() - before) as u64;
+            }
             let covered_before = planner.covered.count();
             planner.covered = PairwiseCoverage::of(&directed, &vars);
             stalls = if planner.covered.count() > covered_before {
