@@ -65,6 +65,15 @@ impl Pool {
         Pool { shares }
     }
 
+    /// `tests` dealt to `ranks` ranks as [`Pool::read`] shares them.
+    fn dealt(tests: &[(Assignment, u64)], ranks: usize) -> Pool {
+        let mut shares: Vec<Vec<(Assignment, u64)>> = (0..ranks).map(|_| Vec::new()).collect();
+        for (i, test) in tests.iter().enumerate() {
+            shares[i % ranks].push(test.clone());
+        }
+        Pool { shares }
+    }
+
     fn verdict(&self, rank: usize, k: usize) -> Verdict {
         let share = &self.shares[rank];
         let (test, fingerprint) = &share[k % share.len()];
@@ -323,17 +332,17 @@ fn main() {
     if let Some(job) = snapsat::distribute::mpi::Job::init().filter(|job| job.size() > 1) {
         return under_mpi(&job, &args, &checker);
     }
+    let tests = Pool::read(&args.pool, cnf.num_vars(), 1, |_| true)
+        .shares
+        .remove(0);
+    assert!(
+        tests.iter().all(|(t, _)| checker.satisfies(t)),
+        "every pool test satisfies the formula"
+    );
     println!("{HEADER}");
     let mut rows = vec![HEADER.to_string()];
     for &ranks in &args.ranks {
-        let pool = Pool::read(&args.pool, cnf.num_vars(), ranks, |_| true);
-        assert!(
-            pool.shares
-                .iter()
-                .flatten()
-                .all(|(t, _)| checker.satisfies(t)),
-            "every pool test satisfies the formula"
-        );
+        let pool = Pool::dealt(&tests, ranks);
         let config = config(args.tests);
         let per_round = config.samples * config.clusters;
         let interrupt = AtomicBool::new(false);

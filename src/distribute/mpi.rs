@@ -91,10 +91,15 @@ impl Job {
         run: &Sampling,
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
-        let (own, lines) = local::links(1);
-        local::relayed(own, self.size(), relay_for_coordinator, |ranks| {
-            local::coordinate(ranks, lines, threads, run, observer)
-        })
+        let Sampling {
+            checker,
+            solvers,
+            interrupt,
+            ..
+        } = *run;
+        let rank_side =
+            |line: local::Line| local::run_rank(line, threads, checker, solvers, interrupt);
+        self.coordinate_with(&rank_side, run, observer)
     }
 
     /// [`Job::coordinate`] with `rank_side` serving rank 0's own share (see

@@ -51,6 +51,9 @@ const CENTROIDS: usize = 100;
 /// The seed stream of the step (round draws use 1 and `2 + round`, shards `u64::MAX`).
 const COVER_STREAM: u64 = u64::MAX - 1;
 
+/// The values a pair of variables can take together.
+const VALUE_PAIRS: [(bool, bool); 4] = [(false, false), (false, true), (true, false), (true, true)];
+
 /// What the step did, in the run's report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CoverReport {
@@ -96,7 +99,7 @@ impl Planner {
         let start = rng.gen_range(0..m);
         (0..m).map(|k| (start + k) % m).find_map(|i| {
             (i + 1..m).find_map(|j| {
-                [(false, false), (false, true), (true, false), (true, true)]
+                VALUE_PAIRS
                     .into_iter()
                     .find(|&(a, b)| self.open(i, a, j, b))
                     .map(|(a, b)| (i, a, j, b))
@@ -196,7 +199,7 @@ impl Planner {
         let mut count = 0;
         for i in 0..m {
             for j in i + 1..m {
-                for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+                for (a, b) in VALUE_PAIRS {
                     count += u64::from(self.seen.has(i, a, j, b) && self.covered.has(i, a, j, b));
                 }
             }
@@ -251,12 +254,12 @@ impl Snap<'_> {
         let mut planner = Planner::new(&vars, samples);
         let cnf = self.suite.checker().cnf();
         let mut prop = Propagator::new(cnf, Watches::new(cnf));
-        let mut directed: Vec<Assignment> = Vec::new();
         let (mut stalls, mut task_index) = (0, 0);
         for _ in 0..MAX_BATCHES {
             if self.budget.exhausted() || self.suite.is_full() || stalls >= MAX_STALLS {
                 break;
             }
+            let covered_before = planner.covered.count();
             let mut tasks = Vec::new();
             let mut planning = planner.clone();
             for _ in 0..PLANS_PER_BATCH {
@@ -270,7 +273,7 @@ impl Snap<'_> {
                 let base = &centroids[centroid as usize];
                 let Some(delta) = delta else {
                     // The plan is a sample, and in the suite already.
-                    directed.push(base.clone());
+                    planner.covered.add(base);
                     planning.covered.add(base);
                     continue;
                 };
@@ -283,7 +286,6 @@ impl Snap<'_> {
                 task_index += 1;
             }
             if tasks.is_empty() && planning.open_pair(&mut rng).is_none() {
-                planner.covered = PairwiseCoverage::of(&directed, &vars);
                 break;
             }
             // A batch whose plans were all samples has nothing for the workers.
@@ -293,15 +295,13 @@ impl Snap<'_> {
                 let mut deliver = |verdicts: &mut dyn Iterator<Item = Verdict>| {
                     self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
                         let now = clock.now();
-                        snap.take_directed(verdict, &mut directed, observer, now)?;
+                        snap.take_directed(verdict, &mut planner.covered, observer, now)?;
                         Ok(snap.demand(now))
                     })
                 };
                 workforce.run(&centroids, tasks, &mut deliver)?;
                 self.report.covering.new_tests += (self.suite.len() - before) as u64;
             }
-            let covered_before = planner.covered.count();
-            planner.covered = PairwiseCoverage::of(&directed, &vars);
             stalls = if planner.covered.count() > covered_before {
                 0
             } else {
@@ -313,12 +313,12 @@ impl Snap<'_> {
         Ok(())
     }
 
-    /// A directed candidate's verdict: its test joins the suite if new, and counts as
-    /// directed either way (a repeat covers its pairs as well).
+    /// A directed candidate's verdict: its test joins the suite if new, and its pairs count
+    /// as `covered` either way (a repeat covers them as well).
     fn take_directed(
         &mut self,
         verdict: Verdict,
-        directed: &mut Vec<Assignment>,
+        covered: &mut PairwiseCoverage,
         observer: &mut dyn Observer,
         now: Instant,
     ) -> Result<(), SampleError> {
@@ -328,12 +328,12 @@ impl Snap<'_> {
         }
         match verdict {
             Verdict::Valid { test, fingerprint } => {
-                directed.push(test.clone());
+                covered.add(&test);
                 self.admit(test, fingerprint, observer)?;
             }
             Verdict::Completed { done, fingerprint } => {
                 self.note_completion(&done, false);
-                directed.push(done.test.clone());
+                covered.add(&done.test);
                 self.admit(done.test, fingerprint, observer)?;
             }
             Verdict::Failed(failure) => self.note_failure(failure),
