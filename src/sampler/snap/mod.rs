@@ -401,11 +401,11 @@ impl<'a> Snap<'a> {
                 // No round prepared: a stop is certain once the last one is settled.
                 if let Some(last) = unsettled.take() {
                     let converged = self.settle(last, observer);
-                    if let Some(stop) = self.halted(0).or(converged) {
+                    if let Some(stop) = self.halted(None).or(converged) {
                         break stop;
                     }
                 }
-                match self.halted(round) {
+                match self.halted(Some(round)) {
                     Some(stop) => break stop,
                     None => {
                         next = Some(self.prepare(round + 1, &samples));

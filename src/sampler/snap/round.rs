@@ -363,7 +363,7 @@ impl Snap<'_> {
         round: usize,
         samples: &[Assignment],
     ) -> Option<Prepared> {
-        if self.halted(round).is_some() {
+        if self.halted(Some(round)).is_some() {
             return None;
         }
         let prepared = self.prepare(round + 1, samples);

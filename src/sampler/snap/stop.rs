@@ -37,16 +37,16 @@ impl Snap<'_> {
         }
     }
 
-    /// A reason to stop before round `round + 1` whatever the last round gave (`round` 0:
-    /// the round limit not checked).
-    pub(super) fn halted(&self, round: usize) -> Option<StopReason> {
+    /// A reason to stop before round `round + 1` whatever the last round gave (`None`: the
+    /// round limit not checked).
+    pub(super) fn halted(&self, round: Option<usize>) -> Option<StopReason> {
         if self.budget.interrupted() {
             Some(StopReason::Interrupted)
         } else if self.suite.is_full() {
             Some(StopReason::MaxTests)
         } else if self.budget.exhausted() {
             Some(StopReason::TimeLimit)
-        } else if round > 0 && self.config.max_rounds.is_some_and(|m| round >= m) {
+        } else if round.is_some_and(|r| self.config.max_rounds.is_some_and(|m| r >= m)) {
             Some(StopReason::MaxRounds)
         } else {
             None

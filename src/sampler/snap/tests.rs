@@ -278,6 +278,22 @@ fn rounds_grow_the_suite_beyond_the_initial_samples() {
     assert_eq!(report.distinct_tests, tests.len());
 }
 
+/// `--max-rounds 0` writes the initial solutions and runs no round (it once ran one, as
+/// `--max-rounds 1` does).
+#[test]
+fn zero_rounds_keep_the_initial_solutions_only() {
+    let cnf = planted(60, 200, 3);
+    let config = SnapConfig {
+        max_rounds: Some(0),
+        ..small_config(1)
+    };
+    let (tests, report) = run(&cnf, &config);
+    assert_eq!(report.stop, StopReason::MaxRounds);
+    assert_eq!(report.rounds.len(), 1);
+    assert_eq!(tests.len(), report.rounds[0].suite_size);
+    assert_eq!(report.candidates, 0);
+}
+
 #[test]
 fn max_tests_caps_the_suite() {
     let cnf = planted(60, 200, 4);

@@ -85,7 +85,7 @@ pub struct SampleArgs {
     /// Stop once the suite holds this many tests.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tests: Option<u64>,
-    /// Stop after this many rounds (Snap).
+    /// Stop after this many rounds (Snap; 0: the initial solutions alone).
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u64>,
     /// Run Snap's loop exactly as the paper's Fig. 2: all N initial solutions before the
