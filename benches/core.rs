@@ -136,6 +136,7 @@ fn coordinator_benches(c: &mut Criterion, tests: &[Assignment], checker: &Checke
         verdicts: chunk.clone(),
         busy_nanos: 0,
         last: false,
+        share: None,
     };
     c.bench_function("rank/encode-64-verdicts", |b| {
         b.iter(|| protocol::encode(black_box(&message)))

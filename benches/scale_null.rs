@@ -24,6 +24,7 @@ use snapsat::dimacs::{self, Strictness};
 use snapsat::distribute::local::{links, relayed, Line};
 use snapsat::distribute::protocol::{self, ToCoordinator, ToRank};
 use snapsat::distribute::{Endpoint, Received, TransportError};
+use snapsat::diversity::MeasuringThread;
 use snapsat::metrics::Metrics;
 use snapsat::sampler::repair::Completed;
 use snapsat::sampler::task::{Drawn, Verdict};
@@ -97,6 +98,10 @@ fn sleep_until(at: Instant) {
 struct NullRank<'p> {
     line: Line,
     pool: &'p Pool,
+    /// The variables NCD is measured on, and this rank's share of it (a sharded run over
+    /// several ranks): its tests compressed as a real rank's are.
+    vars: &'p [usize],
+    share: Option<MeasuringThread>,
     task: Duration,
     /// Tasks of a sharded round (N·k).
     per_round: usize,
@@ -135,7 +140,18 @@ impl NullRank<'_> {
                     threads: 1,
                     host: "null".into(),
                 }),
-                ToRank::Centroids(_) | ToRank::Shard { .. } | ToRank::EndRound { .. } => Ok(()),
+                ToRank::Shard {
+                    plan,
+                    measures_share,
+                    ..
+                } => {
+                    if measures_share {
+                        let vars = self.vars.to_vec();
+                        self.share = Some(MeasuringThread::spawn_share(vars, plan.ncd_removals));
+                    }
+                    Ok(())
+                }
+                ToRank::Centroids(_) | ToRank::EndRound { .. } => Ok(()),
                 ToRank::Tasks { batch, tasks } => {
                     let started = Instant::now();
                     let verdicts: Vec<Verdict> = (1..=tasks.len() as u32)
@@ -180,30 +196,41 @@ impl NullRank<'_> {
             if ended {
                 break;
             }
+            if let (Some(share), Verdict::Valid { test, .. }) = (&mut self.share, &verdict) {
+                share.extend(vec![Arc::new(test.clone())]);
+            }
             self.reply(&ToCoordinator::ShardResults {
                 round,
                 drawn: Drawn::default(),
                 verdicts: vec![verdict],
                 busy_nanos: self.task.as_nanos() as u64,
                 last: false,
+                share: None,
             })?;
         }
         self.busy += started.elapsed();
+        let share = self
+            .share
+            .as_mut()
+            .map(|share| share.measures().share.unwrap_or_default());
         self.reply(&ToCoordinator::ShardResults {
             round,
             drawn: Drawn::default(),
             verdicts: Vec::new(),
             busy_nanos: 0,
             last: true,
+            share,
         })
     }
 }
 
 /// Serves `line` as a null rank.
-fn null_rank(line: Line, pool: &Pool, task: Duration, per_round: usize) {
+fn null_rank(line: Line, pool: &Pool, vars: &[usize], task: Duration, per_round: usize) {
     NullRank {
         line,
         pool,
+        vars,
+        share: None,
         task,
         per_round,
         tasks_done: 0,
@@ -339,6 +366,7 @@ fn main() {
         tests.iter().all(|(t, _)| checker.satisfies(t)),
         "every pool test satisfies the formula"
     );
+    let vars = cnf.projection();
     println!("{HEADER}");
     let mut rows = vec![HEADER.to_string()];
     for &ranks in &args.ranks {
@@ -356,7 +384,7 @@ fn main() {
         let (mut observer, suite) = writing(cnf.num_vars());
         let (hub, lines) = links(ranks);
         let started = Instant::now();
-        let null_side = |line: Line| null_rank(line, &pool, args.task, per_round);
+        let null_side = |line: Line| null_rank(line, &pool, &vars, args.task, per_round);
         let report = relayed(hub, ranks, relay, |endpoint| {
             snapsat::distribute::local::coordinate_with(
                 endpoint,
@@ -411,7 +439,8 @@ fn under_mpi(job: &snapsat::distribute::mpi::Job, args: &Args, checker: &Checker
     });
     let config = config(args.tests);
     let per_round = config.samples * config.clusters;
-    let null_side = |line: Line| null_rank(line, &pool, args.task, per_round);
+    let vars = checker.cnf().projection();
+    let null_side = |line: Line| null_rank(line, &pool, &vars, args.task, per_round);
     if job.rank() > 0 {
         job.serve_with(null_side).expect("the rank's null share");
         return;

@@ -5,6 +5,7 @@ use super::protocol::{self, ToCoordinator, ToRank};
 use super::transport::{Ranks, Received, TransportError};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
+use crate::diversity::NcdShare;
 use crate::metrics::{Metrics, Phase};
 use crate::sampler::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use crate::sampler::work::{not_sharded, RankReport, Workforce};
@@ -37,6 +38,10 @@ pub struct Coordinator<'a, E: Ranks> {
     finished: bool,
     /// The ranks have their samples and draw their own rounds.
     sharded: bool,
+    /// Sharded over several ranks: each measures the NCD share of its tests.
+    measures_shares: bool,
+    /// The ranks' NCD shares at the end of the last sharded round.
+    shares: Option<Vec<NcdShare>>,
     /// Tasks go to the ranks in fixed shares rather than in batches as ranks free up (see
     /// [`Coordinator::fix_shares`]).
     fixed_shares: bool,
@@ -66,6 +71,8 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
             budget,
             finished: false,
             sharded: false,
+            measures_shares: false,
+            shares: None,
             fixed_shares: false,
             busy: Duration::ZERO,
             messaging: Duration::ZERO,
@@ -301,9 +308,12 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
     }
 
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
+        // With one rank, the suite is its rank's: the coordinator measures it whole.
+        self.measures_shares = self.ranks.len() > 1;
         self.broadcast(&ToRank::Shard {
             plan: *plan,
             samples: samples.to_vec(),
+            measures_share: self.measures_shares,
         })?;
         self.sharded = true;
         Ok(())
@@ -327,6 +337,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
         let mut waiting: Vec<VecDeque<Verdict>> = (0..ranks).map(|_| VecDeque::new()).collect();
         let mut done = vec![false; ranks];
         let mut drawn = Drawn::default();
+        let mut shares = vec![None; ranks];
         let mut next = 0;
         let mut enough = false;
         while done.iter().any(|d| !d) {
@@ -337,6 +348,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
                 verdicts,
                 busy_nanos,
                 last,
+                share,
             } = message
             else {
                 return Err(unexpected(rank, &message).into());
@@ -352,6 +364,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             if last {
                 done[rank] = true;
                 drawn.add(&their_draw);
+                shares[rank] = share;
             }
             // Deliver in turn while the rank whose turn it is has a verdict in, passing over
             // ranks that have finished theirs.
@@ -380,7 +393,20 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
                 })?;
             }
         }
+        if self.measures_shares {
+            let measured: Option<Vec<NcdShare>> = shares.into_iter().collect();
+            let missing = || TransportError::Protocol("a rank sent no NCD share".into());
+            self.shares = Some(measured.ok_or_else(missing)?);
+        }
         Ok(drawn)
+    }
+
+    fn measures_shares(&self) -> bool {
+        self.measures_shares
+    }
+
+    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
+        self.shares.take()
     }
 
     fn busy(&self) -> Duration {

@@ -3,13 +3,14 @@
 //! A run is: `Start` → `Ready` from every rank; per round `Centroids` (when they change) and
 //! any number of `Tasks` → `Results`; in a sharded run, after the initial solutions, `Shard`
 //! once and per round `ShardRound` → `ShardResults` chunks, the last marked (cut short by
-//! `EndRound` once the coordinator has what it wants of the round); at the end
-//! `Finish` → `Finished` with
-//! the rank's serialized latency histograms. A rank that cannot go on sends `Failed`; one that
-//! cannot take part for its input, `Refused`.
+//! `EndRound` once the coordinator has what it wants of the round) and carrying, with several
+//! ranks, the rank's NCD share; at the end `Finish` → `Finished` with the rank's serialized
+//! latency histograms. A rank that cannot go on sends `Failed`; one that cannot take part for
+//! its input, `Refused`.
 
 use super::TransportError;
 use crate::assignment::Assignment;
+use crate::diversity::NcdShare;
 use crate::sampler::task::Drawn;
 use crate::sampler::task::ShardPlan;
 use crate::sampler::task::{Task, Verdict};
@@ -41,6 +42,8 @@ pub enum ToRank {
         plan: ShardPlan,
         /// The run's initial solutions.
         samples: Vec<Assignment>,
+        /// The rank measures the NCD of the tests new to it, as its share of the suite's.
+        measures_share: bool,
     },
     /// Draw and do round `round` of a sharded run.
     ShardRound {
@@ -89,6 +92,9 @@ pub enum ToCoordinator {
         busy_nanos: u64,
         /// The round's last chunk.
         last: bool,
+        /// In the last chunk, where the rank measures one: its NCD share, every test new
+        /// to it up to this round's end compressed.
+        share: Option<NcdShare>,
     },
     /// The rank's figures, its last message.
     Finished {
@@ -141,6 +147,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, TransportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diversity::NcdTerms;
     use crate::sampler::repair::{Completed, Failure, Route};
 
     #[test]
@@ -194,19 +201,25 @@ mod tests {
             seed: 3,
             samples: 40,
             clusters: 2,
+            ncd_removals: 8,
         };
         let ToRank::Shard {
             plan: sent,
             samples,
+            measures_share,
         } = decode(&encode(&ToRank::Shard {
             plan,
             samples: vec![test.clone()],
+            measures_share: true,
         }))
         .unwrap()
         else {
             panic!("wrong message kind");
         };
-        assert_eq!((sent, samples), (plan, vec![test.clone()]));
+        assert_eq!(
+            (sent, samples, measures_share),
+            (plan, vec![test.clone()], true)
+        );
         let drawn = Drawn {
             distinct_deltas: 9,
             repeated_delta_pairs: 1,
@@ -214,6 +227,14 @@ mod tests {
             deltas_seconds: 0.5,
             clustering_seconds: 0.25,
             seconds: 1.0,
+        };
+        let share = NcdShare {
+            tests: 3,
+            terms: NcdTerms {
+                whole: 30,
+                smallest: 8,
+                largest_without: 25,
+            },
         };
         let message = ToCoordinator::ShardResults {
             round: 4,
@@ -227,6 +248,7 @@ mod tests {
             ],
             busy_nanos: 7,
             last: true,
+            share: Some(share),
         };
         let ToCoordinator::ShardResults {
             round,
@@ -234,11 +256,13 @@ mod tests {
             verdicts,
             busy_nanos,
             last,
+            share: share_back,
         } = decode(&encode(&message)).unwrap()
         else {
             panic!("wrong message kind");
         };
         assert_eq!((round, back, busy_nanos, last), (4, drawn, 7, true));
+        assert_eq!(share_back, Some(share));
         assert!(matches!(&verdicts[..],
             [Verdict::Valid { test: t, fingerprint: 5 }, Verdict::Skipped] if *t == test));
     }

@@ -3,6 +3,7 @@
 use super::protocol::{self, ToCoordinator, ToRank};
 use super::transport::{Endpoint, TransportError};
 use crate::budget::Budget;
+use crate::diversity::NcdShare;
 use crate::sampler::snap::shard::ShardStream;
 use crate::sampler::task::{Demand, Drawn, Verdict};
 use crate::sampler::work::{host_name, ShardRounds, Worker};
@@ -34,13 +35,15 @@ fn send_shard_round(
     let send = |endpoint: &mut dyn Endpoint,
                 verdicts: Vec<Verdict>,
                 since: Instant,
-                last: Option<Drawn>| {
+                last: Option<(Drawn, Option<NcdShare>)>| {
+        let (drawn, share) = last.unwrap_or_default();
         let message = ToCoordinator::ShardResults {
             round,
-            drawn: last.unwrap_or_default(),
+            drawn,
             verdicts,
             busy_nanos: since.elapsed().as_nanos() as u64,
             last: last.is_some(),
+            share,
         };
         endpoint.send(0, protocol::encode(&message))
     };
@@ -77,7 +80,8 @@ fn send_shard_round(
     if let Some(e) = failed {
         return Err(e);
     }
-    send(endpoint, chunk, since, Some(drawn))
+    let share = stream.share();
+    send(endpoint, chunk, since, Some((drawn, share)))
 }
 
 /// A rank's side: what it needs to do the coordinator's tasks.
@@ -162,8 +166,12 @@ impl Rank<'_> {
                         },
                     )?;
                 }
-                ToRank::Shard { plan, samples } => {
-                    stream = Some(ShardStream::new(plan, rank, samples));
+                ToRank::Shard {
+                    plan,
+                    samples,
+                    measures_share,
+                } => {
+                    stream = Some(ShardStream::new(plan, rank, samples, measures_share));
                 }
                 ToRank::ShardRound { round } => {
                     let worker = worker.as_mut().ok_or_else(started)?;

@@ -1,7 +1,7 @@
 //! The suite's diversity measures, kept up to date on a thread of their own while the sampler
 //! goes on merging tests.
 
-use super::{NcdTerms, PairwiseCoverage, RunningNcd};
+use super::{NcdShare, NcdTerms, PairwiseCoverage, RunningNcd};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::handoff::{Handoff, Napping};
@@ -30,6 +30,9 @@ pub struct MeasuringThread {
 pub struct Measures {
     /// Eq. 2's terms; `None` once the budget ran out before every test was compressed.
     pub ncd: Option<NcdTerms>,
+    /// The same tests as one share of a suite measured in parts
+    /// ([`MeasuringThread::freeze_ncd`]).
+    pub share: Option<NcdShare>,
     /// Pairwise literal coverage, in [0, 1].
     pub coverage: f64,
     /// The thread's time at work so far.
@@ -38,6 +41,7 @@ pub struct Measures {
 
 enum Request {
     Extend(Vec<Arc<Assignment>>),
+    FreezeNcd,
     Measures,
 }
 
@@ -72,42 +76,46 @@ impl MeasuringThread {
         let (requests, inbox) = crossbeam_channel::unbounded();
         let (outbox, replies) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new().name("snapsat-measures".into());
-        let started = thread.spawn_scoped(scope, move || {
-            crate::handoff::work_beside_the_coordinator();
-            let mut ncd = RunningNcd::new(&vars, max_removals);
-            let mut coverage = PairwiseCoverage::new(&vars);
-            let mut busy = Duration::ZERO;
-            for request in Napping::every(inbox, NAP) {
-                match request {
-                    Request::Extend(tests) => {
-                        let started = Instant::now();
-                        ncd.extend(&tests, &budget);
-                        for test in &tests {
-                            coverage.add(test);
-                        }
-                        busy += started.elapsed();
-                    }
-                    Request::Measures => {
-                        let measures = Measures {
-                            ncd: ncd.terms(),
-                            coverage: coverage.fraction(),
-                            busy,
-                        };
-                        if outbox.send(measures).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        let body = move || measure(inbox, &outbox, &vars, max_removals, &budget, Some(NAP));
         // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
-        let thread = started
+        let thread = thread
+            .spawn_scoped(scope, body)
             .expect("cannot start the measuring thread")
             .thread()
             .clone();
+        // Woken by its own short nap, not by the sampler (see `NAP`).
+        Self::handle(requests, thread, replies, WAKE_AT_REQUESTS)
+    }
+
+    /// A thread measuring NCD alone, as [`MeasuringThread::spawn`]'s does, with no budget
+    /// (what it is handed is already found): a rank's share of a sharded suite. It ends when
+    /// the `MeasuringThread` is dropped.
+    pub fn spawn_share(vars: Vec<usize>, max_removals: usize) -> Self {
+        let (requests, inbox) = crossbeam_channel::unbounded();
+        let (outbox, replies) = crossbeam_channel::bounded(1);
+        let thread = std::thread::Builder::new().name("snapsat-share".into());
+        let body = move || {
+            let budget = Budget::unlimited();
+            measure(inbox, &outbox, &vars, max_removals, &budget, None);
+        };
+        let thread = thread
+            .spawn(body)
+            .expect("cannot start the measuring thread")
+            .thread()
+            .clone();
+        // A rank hands its tests over a burst at a time: each wakes the thread, which
+        // otherwise sleeps (a thousand ranks in one process napping would take the cores).
+        Self::handle(requests, thread, replies, 1)
+    }
+
+    fn handle(
+        requests: crossbeam_channel::Sender<Request>,
+        thread: std::thread::Thread,
+        replies: crossbeam_channel::Receiver<Measures>,
+        wake_at: usize,
+    ) -> Self {
         MeasuringThread {
-            // Woken by its own short nap, not by the sampler (see `NAP`).
-            requests: Handoff::new(requests, thread, WAKE_AT_REQUESTS),
+            requests: Handoff::new(requests, thread, wake_at),
             replies,
             len: 0,
             asked: false,
@@ -135,6 +143,13 @@ impl MeasuringThread {
         let _ = self.requests.send(Request::Extend(tests));
     }
 
+    /// NCD stays that of the tests handed over so far: those after count in coverage only.
+    /// A sharded run's ranks measure their tests' NCD themselves, as shares of the suite
+    /// ([`super::combined_terms`]); this one is then the share of the tests before them.
+    pub fn freeze_ncd(&mut self) {
+        let _ = self.requests.send(Request::FreezeNcd);
+    }
+
     /// Asks for the measures of the tests handed over so far, to be read by
     /// [`MeasuringThread::measures`] once the caller has done other work meanwhile.
     pub fn ask(&mut self) {
@@ -158,9 +173,54 @@ impl MeasuringThread {
         self.asked = false;
         self.replies.recv().unwrap_or(Measures {
             ncd: None,
+            share: None,
             coverage: 0.0,
             busy: Duration::ZERO,
         })
+    }
+}
+
+/// The measuring thread's loop: tests in, measures out when asked, until the handle is gone.
+/// With a `nap`, it looks for requests that often and measures coverage too; without, it
+/// sleeps until woken and measures NCD alone (a rank's share).
+fn measure(
+    inbox: crossbeam_channel::Receiver<Request>,
+    outbox: &crossbeam_channel::Sender<Measures>,
+    vars: &[usize],
+    max_removals: usize,
+    budget: &Budget,
+    nap: Option<Duration>,
+) {
+    crate::handoff::work_beside_the_coordinator();
+    let mut ncd = RunningNcd::new(vars, max_removals);
+    let mut coverage = nap.map(|_| PairwiseCoverage::new(vars));
+    let mut busy = Duration::ZERO;
+    let mut frozen = false;
+    for request in Napping::every(inbox, nap.unwrap_or(Duration::from_secs(1))) {
+        match request {
+            Request::FreezeNcd => frozen = true,
+            Request::Extend(tests) => {
+                let started = Instant::now();
+                if !frozen {
+                    ncd.extend(&tests, budget);
+                }
+                if let Some(coverage) = &mut coverage {
+                    tests.iter().for_each(|test| coverage.add(test));
+                }
+                busy += started.elapsed();
+            }
+            Request::Measures => {
+                let measures = Measures {
+                    ncd: ncd.terms(),
+                    share: ncd.share(),
+                    coverage: coverage.as_ref().map_or(0.0, PairwiseCoverage::fraction),
+                    busy,
+                };
+                if outbox.send(measures).is_err() {
+                    return;
+                }
+            }
+        }
     }
 }
 

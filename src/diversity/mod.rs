@@ -10,6 +10,7 @@
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use zlib::Stream;
 
@@ -34,7 +35,7 @@ pub const DEFAULT_REMOVALS: usize = 32;
 pub const RUNNING_REMOVALS: usize = 8;
 
 /// The three compressed lengths Eq. 2 is made of.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NcdTerms {
     /// C(X): the whole suite.
     pub whole: usize,
@@ -336,6 +337,64 @@ impl RunningNcd {
             largest_without,
         })
     }
+
+    /// The suite so far as one share of a suite measured in parts ([`NcdShare`]); `None`
+    /// once a push was cut short.
+    pub fn share(&self) -> Option<NcdShare> {
+        if self.broken {
+            return None;
+        }
+        let terms = match self.len {
+            0 => NcdTerms::default(),
+            // Without its one test, the share is empty: nothing to compress.
+            1 => NcdTerms {
+                whole: self.whole.length_if_ended(),
+                smallest: self.smallest,
+                largest_without: 0,
+            },
+            _ => self.terms()?,
+        };
+        Some(NcdShare {
+            tests: self.len,
+            terms,
+        })
+    }
+}
+
+/// Eq. 2's terms of one part of a suite measured in parts, each part by a [`RunningNcd`] of
+/// its own (a rank's tests, in a sharded run): no one compresses the whole suite.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NcdShare {
+    /// Tests in the part.
+    pub tests: usize,
+    /// The part's own terms; for one test, `largest_without` is 0 (the empty part).
+    pub terms: NcdTerms,
+}
+
+/// Eq. 2 of a suite made of `shares`, each compressed on its own: `C(X)` is the sum of the
+/// parts' lengths, `min C(x)` the least of theirs, and `max C(X \ {x})` is `C(X)` changed by
+/// the most a part's length changes (up, or least down) when it loses one of its tests. A
+/// part compressed alone does not see the others' strings, so `C(X)` is at or above the whole
+/// suite's compressed in one stream, by what the parts have in common; one part gives its
+/// own terms.
+pub fn combined_terms(shares: &[NcdShare]) -> NcdTerms {
+    let parts: Vec<&NcdShare> = shares.iter().filter(|s| s.tests > 0).collect();
+    if parts.iter().map(|s| s.tests).sum::<usize>() < 2 {
+        return NcdTerms::default();
+    }
+    let whole: usize = parts.iter().map(|s| s.terms.whole).sum();
+    let smallest = parts.iter().map(|s| s.terms.smallest).min().unwrap_or(0);
+    // A removal may also lengthen a part (a match lost), so the change is signed.
+    let change = parts
+        .iter()
+        .map(|s| s.terms.largest_without as isize - s.terms.whole as isize)
+        .max()
+        .unwrap_or(0);
+    NcdTerms {
+        whole,
+        smallest,
+        largest_without: whole.saturating_add_signed(change).max(1),
+    }
 }
 
 #[cfg(test)]
@@ -548,6 +607,56 @@ mod tests {
         assert!(!running.extend(&wide, &spent));
         assert_eq!(running.terms(), None);
         assert!(!running.extend(&wide, &Budget::unlimited()));
+    }
+
+    /// One part gives its own terms; parts of one test each give Eq. 2 with the suite's
+    /// length taken as the sum of theirs; a suite dealt to three parts stays close to its
+    /// Eq. 2 where its tests have little in common.
+    #[test]
+    fn shares_combine_into_the_suites_terms() {
+        let tests = hashed_tests(300);
+        let vars: Vec<usize> = (0..tests[0].len()).collect();
+        let share_of = |tests: &[Assignment]| {
+            let mut ncd = RunningNcd::new(&vars, RUNNING_REMOVALS);
+            assert!(ncd.extend(tests, &Budget::unlimited()));
+            ncd.share().unwrap()
+        };
+        let whole = share_of(&tests);
+        assert_eq!(whole.tests, 300);
+        assert_eq!(combined_terms(&[whole]), whole.terms);
+        assert_eq!(
+            combined_terms(&[NcdShare::default(), whole, NcdShare::default()]),
+            whole.terms
+        );
+        let (a, b) = (share_of(&tests[..1]), share_of(&tests[1..2]));
+        let (ca, cb) = (a.terms.whole, b.terms.whole);
+        assert_eq!(a.terms.smallest, ca);
+        assert_eq!(
+            combined_terms(&[a, b]),
+            NcdTerms {
+                whole: ca + cb,
+                smallest: ca.min(cb),
+                largest_without: ca.max(cb),
+            }
+        );
+        assert_eq!(combined_terms(&[a]), NcdTerms::default(), "one test");
+        let dealt: Vec<NcdShare> = (0..3)
+            .map(|r| {
+                let part: Vec<Assignment> = tests.iter().skip(r).step_by(3).cloned().collect();
+                share_of(&part)
+            })
+            .collect();
+        let combined = combined_terms(&dealt);
+        let exact = suite_ncd(&tests, &vars, usize::MAX);
+        assert_eq!(
+            combined.whole,
+            dealt.iter().map(|s| s.terms.whole).sum::<usize>()
+        );
+        assert!(combined.whole >= exact.whole);
+        assert!(
+            (combined.value() - exact.value()).abs() < 0.01,
+            "{combined:?} against {exact:?}"
+        );
     }
 
     #[test]

@@ -115,4 +115,6 @@ pub struct ShardPlan {
     pub samples: usize,
     /// k: clusters.
     pub clusters: usize,
+    /// Removal streams of the NCD share a rank measures ([`crate::diversity::RunningNcd`]).
+    pub ncd_removals: usize,
 }

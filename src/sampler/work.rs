@@ -11,6 +11,7 @@ use super::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
+use crate::diversity::NcdShare;
 use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::propagate::Propagator;
 use crate::solver::{IncrementalBackend, Solvers};
@@ -44,6 +45,18 @@ pub trait Workforce {
     /// verdicts go to `deliver` interleaved (every rank's first, rank 0 first, then every
     /// rank's second, ...), each rank's in task order. Returns what the ranks drew, summed.
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError>;
+
+    /// Whether the ranks of a sharded run measure the NCD of their own tests, as shares
+    /// ([`ShardRounds::share`]): then the coordinator measures the suite's NCD up to the
+    /// rounds only, and combines it with theirs.
+    fn measures_shares(&self) -> bool {
+        false
+    }
+
+    /// The ranks' NCD shares at the end of the last sharded round run, if they measure them.
+    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
+        None
+    }
 
     /// Ends the work and returns each rank's figures (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
@@ -147,6 +160,11 @@ impl<'a> Worker<'a> {
             tasks: 0,
             busy: Duration::ZERO,
         }
+    }
+
+    /// The formula's clause check.
+    pub fn checker(&self) -> &'a Checker<'a> {
+        self.checker
     }
 
     /// The centroids the next tasks refer to (their violated clauses computed once).
@@ -467,11 +485,20 @@ pub trait ShardRounds: Send {
 
     /// Time spent drawing the rounds so far.
     fn drawing(&self) -> Duration;
+
+    /// The NCD share of the tests new to this rank so far, once every one of them is
+    /// compressed; `None` where the rank measures none.
+    fn share(&mut self) -> Option<NcdShare>;
 }
 
-/// Starts rank `rank`'s rounds of a sharded run as `plan` says, from `samples`.
-pub type StartShards =
-    fn(plan: ShardPlan, rank: usize, samples: Vec<Assignment>) -> Box<dyn ShardRounds>;
+/// Starts rank `rank`'s rounds of a sharded run as `plan` says, from `samples`, measuring its
+/// NCD share if `measures_share`.
+pub type StartShards = fn(
+    plan: ShardPlan,
+    rank: usize,
+    samples: Vec<Assignment>,
+    measures_share: bool,
+) -> Box<dyn ShardRounds>;
 
 /// All work in this process, on the global rayon pool: the single-rank case.
 pub struct LocalWorkforce<'a> {
@@ -506,7 +533,8 @@ impl Workforce for LocalWorkforce<'_> {
     }
 
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {
-        self.shard = Some((self.start_shards)(*plan, 0, samples.to_vec()));
+        // The one rank: the suite is its own, measured whole.
+        self.shard = Some((self.start_shards)(*plan, 0, samples.to_vec(), false));
         Ok(())
     }
 

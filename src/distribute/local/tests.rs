@@ -1,6 +1,7 @@
 use super::*;
 use crate::assignment::Assignment;
 use crate::distribute::protocol::{self, ToCoordinator, ToRank};
+use crate::diversity::NcdShare;
 use crate::formula::Cnf;
 use crate::sampler;
 use crate::sampler::task::Task;
@@ -336,6 +337,7 @@ fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
                         verdicts,
                         busy_nanos: 1,
                         last,
+                        share: last.then(NcdShare::default),
                     };
                     line.send(0, encode(&message)).unwrap();
                 }
@@ -378,6 +380,7 @@ fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
                 seed: 0,
                 samples: 2,
                 clusters: 1,
+                ncd_removals: 8,
             };
             coordinator.shard(&plan, &[]).unwrap();
             let mut order = Vec::new();
@@ -436,8 +439,16 @@ fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
             seed: 3,
             samples: 30,
             clusters: 3,
+            ncd_removals: 8,
         };
-        tell(&mut hub, &ToRank::Shard { plan, samples });
+        tell(
+            &mut hub,
+            &ToRank::Shard {
+                plan,
+                samples,
+                measures_share: true,
+            },
+        );
         tell(&mut hub, &ToRank::ShardRound { round: 1 });
         tell(&mut hub, &ToRank::EndRound { round: 1 });
         let mut verdicts = 0;

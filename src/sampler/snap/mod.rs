@@ -18,7 +18,7 @@ mod stop;
 
 use crate::assignment::Assignment;
 use crate::budget::{Budget, CoarseClock};
-use crate::diversity;
+use crate::diversity::{self, NcdShare};
 use crate::metrics::Metrics;
 use crate::sampler::repair::{Completed, Failure, Route};
 use crate::sampler::task::{Demand, Verdict};
@@ -114,6 +114,7 @@ impl SnapConfig {
             seed: self.seed,
             samples: self.samples,
             clusters: self.clusters,
+            ncd_removals: self.ncd_removals,
         }
     }
 }
@@ -176,6 +177,9 @@ pub(super) struct Snap<'a> {
     measures: Option<diversity::MeasuringThread>,
     /// The stop metric of the last round settled (NaN before the initial solutions are).
     settled_metric: f64,
+    /// Where the ranks measure NCD shares: theirs at the end of each round not yet settled,
+    /// by round.
+    rank_shares: Option<BTreeMap<usize, Vec<NcdShare>>>,
     report: Report,
 }
 
@@ -201,6 +205,7 @@ impl<'a> Snap<'a> {
             suite: Suite::new(checker, config.max_tests),
             measures: None,
             settled_metric: f64::NAN,
+            rank_shares: None,
             report: Report {
                 stop: StopReason::Converged,
                 distinct_tests: 0,
@@ -376,6 +381,11 @@ impl<'a> Snap<'a> {
         let mut samples = self.initial_samples(workforce, resumed, observer)?;
         if self.config.sharded {
             workforce.shard(&self.config.shard_plan(), &samples)?;
+            if workforce.measures_shares() {
+                // The ranks compress the tests of the rounds; this side, those before.
+                self.measures_up_to_date().freeze_ncd();
+                self.rank_shares = Some(BTreeMap::new());
+            }
         }
         let initial = RoundStats {
             round: 0,

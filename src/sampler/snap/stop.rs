@@ -2,6 +2,7 @@
 //! the rule that decides whether another round runs.
 
 use super::{Snap, StopMetric};
+use crate::diversity;
 use crate::metrics::Phase;
 use crate::sampler::{RoundStats, StopReason};
 use std::time::Instant;
@@ -12,8 +13,21 @@ impl Snap<'_> {
     pub(super) fn measure(&mut self, stats: &mut RoundStats) {
         let t = Instant::now();
         let measures = self.measures_up_to_date().measures();
-        stats.ncd = measures.ncd.map_or(f64::NAN, |t| t.value());
-        stats.information = measures.ncd.map_or(0, |t| t.information());
+        let ranks = self
+            .rank_shares
+            .as_mut()
+            .and_then(|r| r.remove(&stats.round));
+        let ncd = match (ranks, measures.share) {
+            // The tests before the rounds are this side's share, the rest the ranks'.
+            (Some(mut shares), Some(own)) => {
+                shares.push(own);
+                Some(diversity::combined_terms(&shares))
+            }
+            (Some(_), None) => None,
+            (None, _) => measures.ncd,
+        };
+        stats.ncd = ncd.map_or(f64::NAN, |t| t.value());
+        stats.information = ncd.map_or(0, |t| t.information());
         stats.coverage = measures.coverage;
         stats.suite_size = self.suite.len();
         self.metrics.record(Phase::Ncd, t.elapsed());

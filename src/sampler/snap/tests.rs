@@ -85,12 +85,14 @@ pub(super) fn small_config(seed: u64) -> SnapConfig {
 /// A one-process workforce with a fault put in before every round's tasks (those with
 /// centroids, or a sharded round's: not the initial solutions): `late` lets the deadline
 /// pass, so that they are all skipped; `talk` is spent on messages, as a coordinator
-/// decoding its ranks' verdicts does.
+/// decoding its ranks' verdicts does; `share` is an NCD share every sharded round reports
+/// besides, as a rank measuring one does.
 struct Staged<'a> {
     inner: LocalWorkforce<'a>,
     late: Option<Budget<'a>>,
     talk: Duration,
     messaging: Duration,
+    share: Option<NcdShare>,
 }
 
 impl<'a> Staged<'a> {
@@ -100,6 +102,7 @@ impl<'a> Staged<'a> {
             late: None,
             talk: Duration::ZERO,
             messaging: Duration::ZERO,
+            share: None,
         }
     }
 
@@ -137,6 +140,14 @@ impl Workforce for Staged<'_> {
     ) -> Result<draw::Drawn, SampleError> {
         self.before_a_round();
         self.inner.run_shards(round, deliver)
+    }
+
+    fn measures_shares(&self) -> bool {
+        self.share.is_some()
+    }
+
+    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
+        self.share.map(|share| vec![share])
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
@@ -179,6 +190,60 @@ fn staged_report(
     );
     let mut sink = |_: &Assignment| Ok(());
     sample_with(&mut workforce, &run, budget, &mut sink).unwrap()
+}
+
+/// Where the ranks measure NCD shares, a round's NCD combines theirs with the share of the
+/// tests before the rounds, which the coordinator measures alone: it compresses none of the
+/// rounds' tests.
+#[test]
+fn sharded_rounds_combine_the_ranks_ncd_shares() {
+    let config = SnapConfig {
+        sharded: true,
+        max_rounds: Some(2),
+        min_improvement: 0.0,
+        stop_metric: StopMetric::Information,
+        ..small_config(1)
+    };
+    let cnf = planted(30, 90, 5);
+    let checker = Checker::new(&cnf);
+    let interrupt = AtomicBool::new(false);
+    let run = Sampling {
+        checker: &checker,
+        solvers: Solvers::splr(),
+        config: &config,
+        resumed: &[],
+        interrupt: &interrupt,
+    };
+    let budget = Budget::new(config.time_limit, &interrupt);
+    let worker = Worker::new(&checker, run.solvers, budget);
+    let ranks = NcdShare {
+        tests: 400,
+        terms: diversity::NcdTerms {
+            whole: 9_000,
+            smallest: 4,
+            largest_without: 8_990,
+        },
+    };
+    let mut workforce = Staged {
+        share: Some(ranks),
+        ..Staged::new(LocalWorkforce::new(worker, shard::ShardStream::start))
+    };
+    let mut tests = Vec::new();
+    let mut keep = |t: &Assignment| {
+        tests.push(t.clone());
+        Ok(())
+    };
+    let report = sample_with(&mut workforce, &run, budget, &mut keep).unwrap();
+    assert_eq!(report.rounds.len(), 3, "{:?}", report.stop);
+    let before_rounds = report.rounds[0].suite_size;
+    assert!(tests.len() > before_rounds, "the rounds found tests");
+    let mut own = diversity::RunningNcd::new(&cnf.projection(), config.ncd_removals);
+    own.extend(&tests[..before_rounds], &Budget::unlimited());
+    let combined = diversity::combined_terms(&[ranks, own.share().unwrap()]);
+    for round in &report.rounds[1..] {
+        assert_eq!(round.ncd, combined.value());
+        assert_eq!(round.information, combined.information());
+    }
 }
 
 /// The coordinator's time on messages counts in its own seconds, not in the ranks'
