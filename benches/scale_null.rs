@@ -209,10 +209,7 @@ impl NullRank<'_> {
             })?;
         }
         self.busy += started.elapsed();
-        let share = self
-            .share
-            .as_mut()
-            .map(|share| share.measures().share.unwrap_or_default());
+        let share = self.share.as_mut().map(|share| share.measures().of_rank());
         self.reply(&ToCoordinator::ShardResults {
             round,
             drawn: Drawn::default(),

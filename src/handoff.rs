@@ -49,6 +49,11 @@ impl<T> Napping<T> {
         Napping { queue, nap }
     }
 
+    /// From now on, naps last `nap`.
+    pub fn nap_for(&mut self, nap: Duration) {
+        self.nap = nap;
+    }
+
     /// The items waiting now, without a nap.
     pub fn waiting(&self) -> crossbeam_channel::TryIter<'_, T> {
         self.queue.try_iter()

@@ -100,7 +100,7 @@ pub struct Written<W> {
     pub out: W,
     /// Tests written.
     pub tests: usize,
-    /// Time the thread spent rendering and writing lines (not waiting for them).
+    /// The thread's CPU time: rendering and writing lines, and looking for them.
     pub busy: Duration,
 }
 
@@ -150,7 +150,7 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
                 Ok(Written {
                     tests: writer.written(),
                     out: writer.into_inner(),
-                    busy,
+                    busy: crate::metrics::thread_cpu_time().unwrap_or(busy),
                 })
             })?;
         Ok(BackgroundWriter {

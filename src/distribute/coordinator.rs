@@ -5,7 +5,7 @@ use super::protocol::{self, ToCoordinator, ToRank};
 use super::transport::{Ranks, Received, TransportError};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::diversity::NcdShare;
+use crate::diversity::RankMeasures;
 use crate::metrics::{Metrics, Phase};
 use crate::sampler::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use crate::sampler::work::{not_sharded, RankReport, Workforce};
@@ -38,10 +38,10 @@ pub struct Coordinator<'a, E: Ranks> {
     finished: bool,
     /// The ranks have their samples and draw their own rounds.
     sharded: bool,
-    /// Sharded over several ranks: each measures the NCD share of its tests.
+    /// Sharded over several ranks: each measures its own tests.
     measures_shares: bool,
-    /// The ranks' NCD shares at the end of the last sharded round.
-    shares: Option<Vec<NcdShare>>,
+    /// What the ranks measured at the end of the last sharded round.
+    shares: Option<Vec<RankMeasures>>,
     /// Tasks go to the ranks in fixed shares rather than in batches as ranks free up (see
     /// [`Coordinator::fix_shares`]).
     fixed_shares: bool,
@@ -394,8 +394,9 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             }
         }
         if self.measures_shares {
-            let measured: Option<Vec<NcdShare>> = shares.into_iter().collect();
-            let missing = || TransportError::Protocol("a rank sent no NCD share".into());
+            let measured: Option<Vec<RankMeasures>> = shares.into_iter().collect();
+            let missing =
+                || TransportError::Protocol("a rank sent no measures of its tests".into());
             self.shares = Some(measured.ok_or_else(missing)?);
         }
         Ok(drawn)
@@ -405,7 +406,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
         self.measures_shares
     }
 
-    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
+    fn take_shares(&mut self) -> Option<Vec<RankMeasures>> {
         self.shares.take()
     }
 

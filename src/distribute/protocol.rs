@@ -4,13 +4,13 @@
 //! any number of `Tasks` → `Results`; in a sharded run, after the initial solutions, `Shard`
 //! once and per round `ShardRound` → `ShardResults` chunks, the last marked (cut short by
 //! `EndRound` once the coordinator has what it wants of the round) and carrying, with several
-//! ranks, the rank's NCD share; at the end `Finish` → `Finished` with the rank's serialized
+//! ranks, the measures of the rank's tests; at the end `Finish` → `Finished` with the rank's serialized
 //! latency histograms. A rank that cannot go on sends `Failed`; one that cannot take part for
 //! its input, `Refused`.
 
 use super::TransportError;
 use crate::assignment::Assignment;
-use crate::diversity::NcdShare;
+use crate::diversity::RankMeasures;
 use crate::sampler::task::Drawn;
 use crate::sampler::task::ShardPlan;
 use crate::sampler::task::{Task, Verdict};
@@ -92,9 +92,9 @@ pub enum ToCoordinator {
         busy_nanos: u64,
         /// The round's last chunk.
         last: bool,
-        /// In the last chunk, where the rank measures one: its NCD share, every test new
-        /// to it up to this round's end compressed.
-        share: Option<NcdShare>,
+        /// In the last chunk, where the rank measures its tests: their measures, every test
+        /// new to it up to this round's end taken in.
+        share: Option<RankMeasures>,
     },
     /// The rank's figures, its last message.
     Finished {
@@ -147,7 +147,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, TransportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diversity::NcdTerms;
+    use crate::diversity::{NcdShare, NcdTerms};
     use crate::sampler::repair::{Completed, Failure, Route};
 
     #[test]
@@ -228,13 +228,16 @@ mod tests {
             clustering_seconds: 0.25,
             seconds: 1.0,
         };
-        let share = NcdShare {
-            tests: 3,
-            terms: NcdTerms {
-                whole: 30,
-                smallest: 8,
-                largest_without: 25,
+        let share = RankMeasures {
+            ncd: NcdShare {
+                tests: 3,
+                terms: NcdTerms {
+                    whole: 30,
+                    smallest: 8,
+                    largest_without: 25,
+                },
             },
+            coverage: vec![(2, 0b1011)],
         };
         let message = ToCoordinator::ShardResults {
             round: 4,
@@ -248,7 +251,7 @@ mod tests {
             ],
             busy_nanos: 7,
             last: true,
-            share: Some(share),
+            share: Some(share.clone()),
         };
         let ToCoordinator::ShardResults {
             round,

@@ -3,7 +3,7 @@
 use super::protocol::{self, ToCoordinator, ToRank};
 use super::transport::{Endpoint, TransportError};
 use crate::budget::Budget;
-use crate::diversity::NcdShare;
+use crate::diversity::RankMeasures;
 use crate::sampler::snap::shard::ShardStream;
 use crate::sampler::task::{Demand, Drawn, Verdict};
 use crate::sampler::work::{host_name, ShardRounds, Worker};
@@ -35,14 +35,15 @@ fn send_shard_round(
     let send = |endpoint: &mut dyn Endpoint,
                 verdicts: Vec<Verdict>,
                 since: Instant,
-                last: Option<(Drawn, Option<NcdShare>)>| {
+                last: Option<(Drawn, Option<RankMeasures>)>| {
+        let is_last = last.is_some();
         let (drawn, share) = last.unwrap_or_default();
         let message = ToCoordinator::ShardResults {
             round,
             drawn,
             verdicts,
             busy_nanos: since.elapsed().as_nanos() as u64,
-            last: last.is_some(),
+            last: is_last,
             share,
         };
         endpoint.send(0, protocol::encode(&message))

@@ -115,6 +115,34 @@ impl PairwiseCoverage {
         self.rows[row * self.words + j / 64] >> (j % 64) & 1 == 1
     }
 
+    /// The words of the pairs' bitsets that gained pairs since `reported` (this coverage's
+    /// words as last reported, kept by the caller and brought up to date here), each with its
+    /// place: what another coverage of the same variables needs to take these pairs in
+    /// ([`PairwiseCoverage::merge`]). A rank's coverage reaches the coordinator so, a round at
+    /// a time: once coverage saturates, few words change.
+    pub fn changes_since(&self, reported: &mut Vec<u64>) -> Vec<(u32, u64)> {
+        reported.resize(self.rows.len(), 0);
+        let mut changes = Vec::new();
+        for (at, (&now, before)) in self.rows.iter().zip(reported.iter_mut()).enumerate() {
+            if now != *before {
+                changes.push((at as u32, now));
+                *before = now;
+            }
+        }
+        changes
+    }
+
+    /// Takes in the pairs of another coverage of the same variables, as its
+    /// [`PairwiseCoverage::changes_since`] gave them; a place outside the bitsets is ignored.
+    pub fn merge(&mut self, changes: &[(u32, u64)]) {
+        for &(at, bits) in changes {
+            if let Some(cell) = self.rows.get_mut(at as usize) {
+                self.count += u64::from((bits & !*cell).count_ones());
+                *cell |= bits;
+            }
+        }
+    }
+
     /// Value pairs covered.
     pub fn count(&self) -> u64 {
         self.count
@@ -166,6 +194,38 @@ mod tests {
     fn coverage_matches_the_definition_on_wide_tests() {
         let coverage = coverage_against_the_definition(0.1, 40);
         assert!(coverage.fraction() < 0.9);
+    }
+
+    /// Tests dealt to three coverages, merged into a fourth by their changes as they go,
+    /// cover what one coverage of all the tests does.
+    #[test]
+    fn merged_changes_cover_what_the_parts_do() {
+        let vars: Vec<usize> = (0..130).collect();
+        let tests: Vec<Assignment> = (0..60u64)
+            .map(|i| {
+                let bits: String = (0..130u64)
+                    .map(|v| if (i * 7 + v * v) % 5 < 2 { '1' } else { '0' })
+                    .collect();
+                Assignment::from_bit_string(&bits).unwrap()
+            })
+            .collect();
+        let mut parts: Vec<(PairwiseCoverage, Vec<u64>)> = (0..3)
+            .map(|_| (PairwiseCoverage::new(&vars), Vec::new()))
+            .collect();
+        let mut merged = PairwiseCoverage::new(&vars);
+        for round in tests.chunks(20) {
+            for (i, test) in round.iter().enumerate() {
+                parts[i % 3].0.add(test);
+            }
+            for (part, reported) in &mut parts {
+                merged.merge(&part.changes_since(reported));
+                assert!(part.changes_since(reported).is_empty(), "reported once");
+            }
+        }
+        let whole = PairwiseCoverage::of(&tests, &vars);
+        assert_eq!(merged.count(), whole.count());
+        assert_eq!(merged.rows, whole.rows);
+        assert!(whole.fraction() > 0.3 && whole.fraction() < 1.0);
     }
 
     /// The same as rows fill up and are skipped, up to full coverage.

@@ -1,7 +1,7 @@
 //! The suite's diversity measures, kept up to date on a thread of their own while the sampler
 //! goes on merging tests.
 
-use super::{NcdShare, NcdTerms, PairwiseCoverage, RunningNcd};
+use super::{NcdShare, NcdTerms, PairwiseCoverage, RankMeasures, RunningNcd};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::handoff::{Handoff, Napping};
@@ -26,22 +26,35 @@ pub struct MeasuringThread {
 }
 
 /// The measures of the tests handed over so far.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Measures {
     /// Eq. 2's terms; `None` once the budget ran out before every test was compressed.
     pub ncd: Option<NcdTerms>,
-    /// The same tests as one share of a suite measured in parts
-    /// ([`MeasuringThread::freeze_ncd`]).
+    /// The same tests as one share of a suite measured in parts ([`super::combined_terms`]).
     pub share: Option<NcdShare>,
     /// Pairwise literal coverage, in [0, 1].
     pub coverage: f64,
-    /// The thread's time at work so far.
+    /// A rank's thread ([`MeasuringThread::spawn_share`]): the words of its coverage that
+    /// changed since the measures were last read ([`PairwiseCoverage::changes_since`]).
+    pub coverage_changes: Vec<(u32, u64)>,
+    /// The thread's CPU time so far (its time at work where the system does not tell it).
     pub busy: Duration,
+}
+
+impl Measures {
+    /// What a rank reports of its tests' measures.
+    pub fn of_rank(self) -> RankMeasures {
+        RankMeasures {
+            ncd: self.share.unwrap_or_default(),
+            coverage: self.coverage_changes,
+        }
+    }
 }
 
 enum Request {
     Extend(Vec<Arc<Assignment>>),
-    FreezeNcd,
+    Freeze,
+    MergeCoverage(Vec<(u32, u64)>),
     Measures,
 }
 
@@ -87,9 +100,9 @@ impl MeasuringThread {
         Self::handle(requests, thread, replies, WAKE_AT_REQUESTS)
     }
 
-    /// A thread measuring NCD alone, as [`MeasuringThread::spawn`]'s does, with no budget
-    /// (what it is handed is already found): a rank's share of a sharded suite. It ends when
-    /// the `MeasuringThread` is dropped.
+    /// A thread measuring as [`MeasuringThread::spawn`]'s does, with no budget (what it is
+    /// handed is already found), whose measures also give its coverage's changes: a rank's
+    /// share of a sharded suite. It ends when the `MeasuringThread` is dropped.
     pub fn spawn_share(vars: Vec<usize>, max_removals: usize) -> Self {
         let (requests, inbox) = crossbeam_channel::unbounded();
         let (outbox, replies) = crossbeam_channel::bounded(1);
@@ -143,11 +156,19 @@ impl MeasuringThread {
         let _ = self.requests.send(Request::Extend(tests));
     }
 
-    /// NCD stays that of the tests handed over so far: those after count in coverage only.
-    /// A sharded run's ranks measure their tests' NCD themselves, as shares of the suite
-    /// ([`super::combined_terms`]); this one is then the share of the tests before them.
-    pub fn freeze_ncd(&mut self) {
-        let _ = self.requests.send(Request::FreezeNcd);
+    /// The measures stay those of the tests handed over so far: those after count in
+    /// neither. A sharded run's ranks measure their own tests, and the coordinator combines
+    /// their NCD shares with this one's ([`super::combined_terms`]) and merges their coverage
+    /// into it ([`MeasuringThread::merge_coverage`]).
+    pub fn freeze(&mut self) {
+        let _ = self.requests.send(Request::Freeze);
+    }
+
+    /// Pairs a rank's coverage gained ([`Measures::coverage_changes`]) count in this one's.
+    pub fn merge_coverage(&mut self, changes: Vec<(u32, u64)>) {
+        if !changes.is_empty() {
+            let _ = self.requests.send(Request::MergeCoverage(changes));
+        }
     }
 
     /// Asks for the measures of the tests handed over so far, to be read by
@@ -175,14 +196,15 @@ impl MeasuringThread {
             ncd: None,
             share: None,
             coverage: 0.0,
+            coverage_changes: Vec::new(),
             busy: Duration::ZERO,
         })
     }
 }
 
 /// The measuring thread's loop: tests in, measures out when asked, until the handle is gone.
-/// With a `nap`, it looks for requests that often and measures coverage too; without, it
-/// sleeps until woken and measures NCD alone (a rank's share).
+/// With a `nap`, it looks for requests that often; without, it sleeps until woken and reports
+/// its coverage's changes with each measures (a rank's thread).
 fn measure(
     inbox: crossbeam_channel::Receiver<Request>,
     outbox: &crossbeam_channel::Sender<Measures>,
@@ -193,34 +215,52 @@ fn measure(
 ) {
     crate::handoff::work_beside_the_coordinator();
     let mut ncd = RunningNcd::new(vars, max_removals);
-    let mut coverage = nap.map(|_| PairwiseCoverage::new(vars));
+    let mut coverage = PairwiseCoverage::new(vars);
+    let mut reported = Vec::new();
     let mut busy = Duration::ZERO;
     let mut frozen = false;
-    for request in Napping::every(inbox, nap.unwrap_or(Duration::from_secs(1))) {
+    // The NCD share once frozen: it changes no more, and each reading copies the streams.
+    let mut frozen_share = None;
+    // Without a nap, the thread sleeps until woken (or for a second).
+    let mut requests = Napping::every(inbox, nap.unwrap_or(Duration::from_secs(1)));
+    while let Some(request) = requests.next() {
+        let started = Instant::now();
         match request {
-            Request::FreezeNcd => frozen = true,
-            Request::Extend(tests) => {
-                let started = Instant::now();
-                if !frozen {
-                    ncd.extend(&tests, budget);
-                }
-                if let Some(coverage) = &mut coverage {
-                    tests.iter().for_each(|test| coverage.add(test));
-                }
-                busy += started.elapsed();
+            Request::Freeze => {
+                // No more tests to look for: requests for the measures wake the thread.
+                frozen = true;
+                requests.nap_for(Duration::from_secs(1));
             }
+            Request::Extend(_) if frozen => {}
+            Request::Extend(tests) => {
+                ncd.extend(&tests, budget);
+                tests.iter().for_each(|test| coverage.add(test));
+            }
+            Request::MergeCoverage(changes) => coverage.merge(&changes),
             Request::Measures => {
+                let share = match frozen_share {
+                    Some(share) => share,
+                    None => ncd.share(),
+                };
+                if frozen {
+                    frozen_share = Some(share);
+                }
                 let measures = Measures {
-                    ncd: ncd.terms(),
-                    share: ncd.share(),
-                    coverage: coverage.as_ref().map_or(0.0, PairwiseCoverage::fraction),
-                    busy,
+                    ncd: share.map(NcdShare::suite_terms),
+                    share,
+                    coverage: coverage.fraction(),
+                    coverage_changes: match nap {
+                        None => coverage.changes_since(&mut reported),
+                        Some(_) => Vec::new(),
+                    },
+                    busy: crate::metrics::thread_cpu_time().unwrap_or(busy),
                 };
                 if outbox.send(measures).is_err() {
                     return;
                 }
             }
         }
+        busy += started.elapsed();
     }
 }
 

@@ -371,6 +371,28 @@ pub struct NcdShare {
     pub terms: NcdTerms,
 }
 
+impl NcdShare {
+    /// The part's terms as those of a suite of its own ([`RunningNcd::terms`]): all zero for
+    /// fewer than two tests.
+    pub fn suite_terms(self) -> NcdTerms {
+        if self.tests < 2 {
+            NcdTerms::default()
+        } else {
+            self.terms
+        }
+    }
+}
+
+/// What a rank measured of its own tests in a sharded run, for the coordinator to combine:
+/// its NCD share, and the words of its pairwise coverage that changed since its last report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankMeasures {
+    /// The NCD share of the tests new to the rank.
+    pub ncd: NcdShare,
+    /// [`PairwiseCoverage::changes_since`] the rank's last report.
+    pub coverage: Vec<(u32, u64)>,
+}
+
 /// Eq. 2 of a suite made of `shares`, each compressed on its own: `C(X)` is the sum of the
 /// parts' lengths, `min C(x)` the least of theirs, and `max C(X \ {x})` is `C(X)` changed by
 /// the most a part's length changes (up, or least down) when it loses one of its tests. A

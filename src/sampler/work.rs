@@ -11,7 +11,7 @@ use super::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use super::SampleError;
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::diversity::NcdShare;
+use crate::diversity::RankMeasures;
 use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::propagate::Propagator;
 use crate::solver::{IncrementalBackend, Solvers};
@@ -46,15 +46,15 @@ pub trait Workforce {
     /// rank's second, ...), each rank's in task order. Returns what the ranks drew, summed.
     fn run_shards(&mut self, round: usize, deliver: &mut Deliver) -> Result<Drawn, SampleError>;
 
-    /// Whether the ranks of a sharded run measure the NCD of their own tests, as shares
-    /// ([`ShardRounds::share`]): then the coordinator measures the suite's NCD up to the
-    /// rounds only, and combines it with theirs.
+    /// Whether the ranks of a sharded run measure their own tests ([`ShardRounds::share`]):
+    /// then the coordinator measures the suite up to the rounds only, and combines that with
+    /// what they measured.
     fn measures_shares(&self) -> bool {
         false
     }
 
-    /// The ranks' NCD shares at the end of the last sharded round run, if they measure them.
-    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
+    /// What the ranks measured at the end of the last sharded round run, if they measure.
+    fn take_shares(&mut self) -> Option<Vec<RankMeasures>> {
         None
     }
 
@@ -486,9 +486,9 @@ pub trait ShardRounds: Send {
     /// Time spent drawing the rounds so far.
     fn drawing(&self) -> Duration;
 
-    /// The NCD share of the tests new to this rank so far, once every one of them is
-    /// compressed; `None` where the rank measures none.
-    fn share(&mut self) -> Option<NcdShare>;
+    /// The measures of the tests new to this rank so far, once every one of them is taken
+    /// in (its coverage: what changed since the last call); `None` where it measures none.
+    fn share(&mut self) -> Option<RankMeasures>;
 }
 
 /// Starts rank `rank`'s rounds of a sharded run as `plan` says, from `samples`, measuring its

@@ -1,7 +1,7 @@
 use super::*;
 use crate::assignment::Assignment;
 use crate::distribute::protocol::{self, ToCoordinator, ToRank};
-use crate::diversity::NcdShare;
+use crate::diversity::RankMeasures;
 use crate::formula::Cnf;
 use crate::sampler;
 use crate::sampler::task::Task;
@@ -337,7 +337,7 @@ fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
                         verdicts,
                         busy_nanos: 1,
                         last,
-                        share: last.then(NcdShare::default),
+                        share: last.then(RankMeasures::default),
                     };
                     line.send(0, encode(&message)).unwrap();
                 }

@@ -177,8 +177,8 @@ pub(super) struct Snap<'a> {
     measures: Option<diversity::MeasuringThread>,
     /// The stop metric of the last round settled (NaN before the initial solutions are).
     settled_metric: f64,
-    /// Where the ranks measure NCD shares: theirs at the end of each round not yet settled,
-    /// by round.
+    /// Where the ranks measure their own tests: their NCD shares at the end of each round
+    /// not yet settled, by round.
     rank_shares: Option<BTreeMap<usize, Vec<NcdShare>>>,
     report: Report,
 }
@@ -243,13 +243,17 @@ impl<'a> Snap<'a> {
         }
     }
 
-    /// The measuring thread, handed the tests that joined since it last took some.
+    /// The measuring thread, handed the tests that joined since it last took some (none once
+    /// the ranks measure their own).
     fn measures_up_to_date(&mut self) -> &mut diversity::MeasuringThread {
+        let joined = self.suite.take_joined();
         let measures = self
             .measures
             .as_mut()
             .expect("the measures run while the loop does");
-        measures.extend(self.suite.take_joined());
+        if self.rank_shares.is_none() {
+            measures.extend(joined);
+        }
         measures
     }
 
@@ -382,8 +386,8 @@ impl<'a> Snap<'a> {
         if self.config.sharded {
             workforce.shard(&self.config.shard_plan(), &samples)?;
             if workforce.measures_shares() {
-                // The ranks compress the tests of the rounds; this side, those before.
-                self.measures_up_to_date().freeze_ncd();
+                // The ranks measure the tests of the rounds; this side, those before.
+                self.measures_up_to_date().freeze();
                 self.rank_shares = Some(BTreeMap::new());
             }
         }

@@ -192,9 +192,7 @@ impl Snap<'_> {
         };
         let run_started = Instant::now();
         let drawn = run_work(workforce, work, number, &mut deliver)?;
-        if let (Some(by_round), Some(shares)) = (&mut self.rank_shares, workforce.take_shares()) {
-            by_round.insert(number, shares);
-        }
+        self.take_rank_measures(number, workforce);
         let messaged = workforce.messaging() - messaging;
         stats.messaging_seconds = messaged.as_secs_f64();
         let run = Run {

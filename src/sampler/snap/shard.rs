@@ -14,13 +14,13 @@
 //! one-process loop's grow by the new repaired tests of the suite. Rank 0's stream is the
 //! run's own, so one sharded rank gives the suite of an unsharded run.
 //!
-//! With several ranks, each also measures the NCD of the tests new to it, as its share of the
-//! suite's ([`crate::diversity::combined_terms`]), on a thread of its own, and reports it at
-//! the end of each round: the coordinator compresses none of them.
+//! With several ranks, each also measures the tests new to it (NCD, as its share of the
+//! suite's: [`crate::diversity::combined_terms`]; pairwise coverage) on a thread of its own,
+//! and reports them at the end of each round: the coordinator measures none of them.
 
 use super::draw::{draw, Draw};
 use crate::assignment::{Assignment, FingerprintSet};
-use crate::diversity::{MeasuringThread, NcdShare};
+use crate::diversity::{MeasuringThread, RankMeasures};
 use crate::sampler::derive_seed;
 pub use crate::sampler::task::ShardPlan;
 use crate::sampler::task::{Deliver, Drawn, Verdict};
@@ -91,13 +91,13 @@ impl ShardRounds for ShardStream {
         self.drawing
     }
 
-    fn share(&mut self) -> Option<NcdShare> {
+    fn share(&mut self) -> Option<RankMeasures> {
         if !self.measures_share {
             return None;
         }
         Some(match &mut self.share {
-            Some(share) => share.measures().share.unwrap_or_default(),
-            None => NcdShare::default(),
+            Some(share) => share.measures().of_rank(),
+            None => RankMeasures::default(),
         })
     }
 
@@ -159,13 +159,14 @@ impl ShardRounds for ShardStream {
 mod tests {
     use super::*;
     use crate::budget::Budget;
-    use crate::diversity::RunningNcd;
+    use crate::diversity::{PairwiseCoverage, RunningNcd};
     use crate::sampler::task::{Demand, Task};
     use crate::solver::Solvers;
     use crate::verify::Checker;
 
-    /// A rank measuring its share compresses the tests new to it, each once, in the order
-    /// it found them: not the initial solutions it started from, nor repeats.
+    /// A rank measuring its share takes in the tests new to it, each once, in the order it
+    /// found them: not the initial solutions it started from, nor repeats. Its coverage
+    /// comes as changes, each reported once.
     #[test]
     fn a_ranks_share_holds_the_tests_new_to_it() {
         let cnf = crate::testing::planted(40, 120, 2).0;
@@ -213,9 +214,21 @@ mod tests {
             "{} of {verdicts}",
             new.len()
         );
-        let mut expected = RunningNcd::new(&cnf.projection(), 8);
+        let vars = cnf.projection();
+        let mut expected = RunningNcd::new(&vars, 8);
         expected.extend(&new, &Budget::unlimited());
-        assert_eq!(stream.share(), expected.share());
+        let share = stream.share().unwrap();
+        assert_eq!(Some(share.ncd), expected.share());
+        let mut coverage = PairwiseCoverage::new(&vars);
+        coverage.merge(&share.coverage);
+        assert_eq!(coverage.count(), PairwiseCoverage::of(&new, &vars).count());
+        assert!(coverage.count() > 0);
+        let again = stream.share().unwrap();
+        assert_eq!(again.ncd, share.ncd);
+        assert!(
+            again.coverage.is_empty(),
+            "coverage changes are reported once"
+        );
         let alone = ShardStream::new(plan, 1, samples, false).share();
         assert_eq!(alone, None, "a rank told to measure no share");
     }

@@ -4,6 +4,7 @@
 use super::{Snap, StopMetric};
 use crate::diversity;
 use crate::metrics::Phase;
+use crate::sampler::work::Workforce;
 use crate::sampler::{RoundStats, StopReason};
 use std::time::Instant;
 
@@ -32,6 +33,25 @@ impl Snap<'_> {
         stats.suite_size = self.suite.len();
         self.metrics.record(Phase::Ncd, t.elapsed());
         self.report.seconds.ncd = measures.busy.as_secs_f64();
+    }
+
+    /// What the ranks measured of their tests in round `round`, if they measure them: their
+    /// coverage merged into the suite's at once, before this round's measures are asked for;
+    /// their NCD shares kept until the round is settled.
+    pub(super) fn take_rank_measures(&mut self, round: usize, workforce: &mut dyn Workforce) {
+        let (Some(by_round), Some(ranks)) = (&mut self.rank_shares, workforce.take_shares()) else {
+            return;
+        };
+        let measures = self
+            .measures
+            .as_mut()
+            .expect("the measures run while the loop does");
+        let mut shares = Vec::with_capacity(ranks.len());
+        for rank in ranks {
+            measures.merge_coverage(rank.coverage);
+            shares.push(rank.ncd);
+        }
+        by_round.insert(round, shares);
     }
 
     pub(super) fn push_round(&mut self, stats: RoundStats) {

@@ -92,7 +92,7 @@ struct Staged<'a> {
     late: Option<Budget<'a>>,
     talk: Duration,
     messaging: Duration,
-    share: Option<NcdShare>,
+    share: Option<diversity::RankMeasures>,
 }
 
 impl<'a> Staged<'a> {
@@ -146,8 +146,8 @@ impl Workforce for Staged<'_> {
         self.share.is_some()
     }
 
-    fn take_shares(&mut self) -> Option<Vec<NcdShare>> {
-        self.share.map(|share| vec![share])
+    fn take_shares(&mut self) -> Option<Vec<diversity::RankMeasures>> {
+        self.share.clone().map(|share| vec![share])
     }
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
@@ -192,9 +192,9 @@ fn staged_report(
     sample_with(&mut workforce, &run, budget, &mut sink).unwrap()
 }
 
-/// Where the ranks measure NCD shares, a round's NCD combines theirs with the share of the
-/// tests before the rounds, which the coordinator measures alone: it compresses none of the
-/// rounds' tests.
+/// Where the ranks measure their own tests, a round's NCD combines their shares with the
+/// share of the tests before the rounds, and its coverage merges theirs into those tests':
+/// the coordinator measures none of the rounds' tests.
 #[test]
 fn sharded_rounds_combine_the_ranks_ncd_shares() {
     let config = SnapConfig {
@@ -224,8 +224,19 @@ fn sharded_rounds_combine_the_ranks_ncd_shares() {
             largest_without: 8_990,
         },
     };
+    // The ranks' coverage: that of tests the run is unlikely to find (any assignment will
+    // do: coverage does not check them).
+    let vars = cnf.projection();
+    let elsewhere: Vec<Assignment> = ["0", "1", "01", "10", "0011"]
+        .iter()
+        .map(|motif| Assignment::from_bit_string(&motif.repeat(30)[..30]).unwrap())
+        .collect();
+    let theirs = diversity::PairwiseCoverage::of(&elsewhere, &vars);
     let mut workforce = Staged {
-        share: Some(ranks),
+        share: Some(diversity::RankMeasures {
+            ncd: ranks,
+            coverage: theirs.changes_since(&mut Vec::new()),
+        }),
         ..Staged::new(LocalWorkforce::new(worker, shard::ShardStream::start))
     };
     let mut tests = Vec::new();
@@ -240,9 +251,17 @@ fn sharded_rounds_combine_the_ranks_ncd_shares() {
     let mut own = diversity::RunningNcd::new(&cnf.projection(), config.ncd_removals);
     own.extend(&tests[..before_rounds], &Budget::unlimited());
     let combined = diversity::combined_terms(&[ranks, own.share().unwrap()]);
+    let mut coverage = diversity::PairwiseCoverage::of(&tests[..before_rounds], &vars);
+    let own_coverage = coverage.fraction();
+    coverage.merge(&theirs.changes_since(&mut Vec::new()));
+    assert!(
+        coverage.fraction() > own_coverage,
+        "the ranks' pairs add to the suite's"
+    );
     for round in &report.rounds[1..] {
         assert_eq!(round.ncd, combined.value());
         assert_eq!(round.information, combined.information());
+        assert_eq!(round.coverage, coverage.fraction());
     }
 }
 
