@@ -165,7 +165,7 @@ impl NullRank<'_> {
                     })
                 }
                 ToRank::ShardRound { round } => self.round(round),
-                ToRank::Finish => {
+                ToRank::Finish { .. } => {
                     let _ = self.reply(&ToCoordinator::Finished {
                         tasks: self.tasks_done,
                         busy_nanos: self.busy.as_nanos() as u64,

@@ -10,6 +10,7 @@ use crate::metrics::{Metrics, Phase};
 use crate::sampler::task::{Deliver, Demand, Drawn, ShardPlan, Task, Verdict};
 use crate::sampler::work::{not_sharded, RankReport, Workforce};
 use crate::sampler::SampleError;
+use crate::testfile::Parts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -42,6 +43,9 @@ pub struct Coordinator<'a, E: Ranks> {
     measures_shares: bool,
     /// What the ranks measured at the end of the last sharded round.
     shares: Option<Vec<RankMeasures>>,
+    /// Where the ranks may keep their tests, and, once they are to, where they place them.
+    parts: Option<Parts>,
+    places: Vec<Vec<(u64, u64)>>,
     /// Tasks go to the ranks in fixed shares rather than in batches as ranks free up (see
     /// [`Coordinator::fix_shares`]).
     fixed_shares: bool,
@@ -73,6 +77,8 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
             sharded: false,
             measures_shares: false,
             shares: None,
+            parts: None,
+            places: Vec::new(),
             fixed_shares: false,
             busy: Duration::ZERO,
             messaging: Duration::ZERO,
@@ -314,6 +320,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             plan: *plan,
             samples: samples.to_vec(),
             measures_share: self.measures_shares,
+            parts: self.parts.clone().filter(|_| self.measures_shares),
         })?;
         self.sharded = true;
         Ok(())
@@ -406,6 +413,14 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
         self.measures_shares
     }
 
+    fn keep_tests_in(&mut self, parts: &Parts) {
+        self.parts = Some(parts.clone());
+    }
+
+    fn place(&mut self, places: Vec<Vec<(u64, u64)>>) {
+        self.places = places;
+    }
+
     fn take_shares(&mut self) -> Option<Vec<RankMeasures>> {
         self.shares.take()
     }
@@ -424,7 +439,11 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
 
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError> {
         self.finished = true;
-        self.broadcast(&ToRank::Finish)?;
+        for rank in 0..self.ranks.len() {
+            let places = self.places.get_mut(rank).map(std::mem::take);
+            let places = places.unwrap_or_default();
+            self.send(rank, &ToRank::Finish { places })?;
+        }
         let mut reports: Vec<Option<RankReport>> = (0..self.ranks.len()).map(|_| None).collect();
         for _ in 0..self.ranks.len() {
             let (rank, message) = self.receive()?;
@@ -463,7 +482,7 @@ impl<E: Ranks> Drop for Coordinator<'_, E> {
     /// rank); they exit without reporting.
     fn drop(&mut self) {
         if !self.finished {
-            let bytes = protocol::encode(&ToRank::Finish);
+            let bytes = protocol::encode(&ToRank::Finish { places: Vec::new() });
             for rank in 0..self.ranks.len() {
                 let _ = self.endpoint.send_to(rank, bytes.clone());
             }

@@ -119,7 +119,8 @@ impl Job {
     /// Rank 0: lets every other rank go before any work (see
     /// [`super::launch::Launch::abandon`]).
     pub fn release(&self) {
-        let bytes = super::protocol::encode(&super::protocol::ToRank::Finish);
+        let bytes =
+            super::protocol::encode(&super::protocol::ToRank::Finish { places: Vec::new() });
         let mut sends = Sends::default();
         for rank in 1..self.size() {
             sends.start(&self.world, rank, bytes.clone());
@@ -142,7 +143,7 @@ impl Job {
             match coordinator.immediate_matched_probe() {
                 Some(probed) => {
                     let (bytes, _) = probed.matched_receive_vec::<u8>();
-                    if matches!(decode(&bytes), Ok(ToRank::Finish)) {
+                    if matches!(decode(&bytes), Ok(ToRank::Finish { .. })) {
                         return;
                     }
                 }

@@ -14,6 +14,7 @@ use crate::diversity::RankMeasures;
 use crate::sampler::task::Drawn;
 use crate::sampler::task::ShardPlan;
 use crate::sampler::task::{Task, Verdict};
+use crate::testfile::Parts;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// Messages from the coordinator to a rank.
@@ -36,14 +37,17 @@ pub enum ToRank {
         tasks: Vec<Task>,
     },
     /// A sharded run's rounds start: the rank draws its own, as `plan` says, from `samples`
-    /// (the run's initial solutions) and the repairs it finds.
+    /// (the run's initial solutions) and the repairs it finds, keeping the tests new to it in
+    /// its part of `parts`, if given.
     Shard {
         /// How rounds are drawn.
         plan: ShardPlan,
         /// The run's initial solutions.
         samples: Vec<Assignment>,
-        /// The rank measures the NCD of the tests new to it, as its share of the suite's.
+        /// The rank measures the tests new to it, as its share of the suite's.
         measures_share: bool,
+        /// Where the rank keeps the tests new to it ([`Verdict::Kept`]).
+        parts: Option<Parts>,
     },
     /// Draw and do round `round` of a sharded run.
     ShardRound {
@@ -56,8 +60,12 @@ pub enum ToRank {
         /// The round's number.
         round: u64,
     },
-    /// No more work: report and end.
-    Finish,
+    /// No more work: place the tests kept in the rank's part (their numbers there and their
+    /// offsets in the suite's file; none if it keeps none), report and end.
+    Finish {
+        /// `(number in the part, offset in the suite's file)` of each test to place.
+        places: Vec<(u64, u64)>,
+    },
 }
 
 /// Messages from a rank to the coordinator.
@@ -197,6 +205,11 @@ mod tests {
     #[test]
     fn sharded_messages_survive_encoding() {
         let test = Assignment::from_bit_string("0110").unwrap();
+        let parts = Parts {
+            folder: "/runs/suite.txt.parts".into(),
+            output: "/runs/suite.txt".into(),
+            format: crate::testfile::TestFormat::Bits,
+        };
         let plan = ShardPlan {
             seed: 3,
             samples: 40,
@@ -207,10 +220,12 @@ mod tests {
             plan: sent,
             samples,
             measures_share,
+            parts: parts_back,
         } = decode(&encode(&ToRank::Shard {
             plan,
             samples: vec![test.clone()],
             measures_share: true,
+            parts: Some(parts.clone()),
         }))
         .unwrap()
         else {
@@ -220,6 +235,7 @@ mod tests {
             (sent, samples, measures_share),
             (plan, vec![test.clone()], true)
         );
+        assert_eq!(parts_back, Some(parts));
         let drawn = Drawn {
             distinct_deltas: 9,
             repeated_delta_pairs: 1,

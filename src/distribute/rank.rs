@@ -5,9 +5,10 @@ use super::transport::{Endpoint, TransportError};
 use crate::budget::Budget;
 use crate::diversity::RankMeasures;
 use crate::sampler::snap::shard::ShardStream;
-use crate::sampler::task::{Demand, Drawn, Verdict};
+use crate::sampler::task::{Demand, Drawn, Repaired, Verdict};
 use crate::sampler::work::{host_name, ShardRounds, Worker};
 use crate::solver::Solvers;
+use crate::testfile::{place, PartWriter, Parts};
 use crate::verify::Checker;
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -21,21 +22,64 @@ const SHARD_CHUNK: usize = 64;
 /// the suite's file soon after they are found, however slow the repairs.
 const SHARD_CHUNK_WAIT: Duration = Duration::from_millis(1);
 
+/// A verdict's test kept in the rank's part (`rank`): the verdict then names it by place.
+fn kept(verdict: Verdict, part: &mut PartWriter, rank: usize) -> Verdict {
+    let (test, fingerprint, repaired) = match verdict {
+        Verdict::Valid { test, fingerprint } => (test, fingerprint, None),
+        Verdict::Completed { done, fingerprint } => {
+            let repaired = Some(Repaired::from(&done));
+            (done.test, fingerprint, repaired)
+        }
+        other => return other,
+    };
+    Verdict::Kept {
+        rank: rank as u32,
+        fingerprint,
+        place: part.keep(&test, fingerprint).map(|number| (number, 0)),
+        repaired,
+    }
+}
+
+/// Writes the tests of `chunk` kept since the last chunk to the part, and puts their lines'
+/// lengths in their verdicts: a verdict leaves the rank once its test is on disk.
+fn written(part: &mut PartWriter, chunk: &mut [Verdict]) -> Result<(), TransportError> {
+    part.flush()
+        .map_err(|e| TransportError::Output(e.to_string()))?;
+    for verdict in chunk {
+        if let Verdict::Kept {
+            place: Some((number, bytes)),
+            ..
+        } = verdict
+        {
+            *bytes = part
+                .line_bytes(*number)
+                .expect("a kept test is written at the flush");
+        }
+    }
+    Ok(())
+}
+
 /// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
 /// coordinator in task order, a chunk at a time, until it says it has what it wants of the
 /// round (`EndRound`: no more tasks are started); the last chunk says so and carries what was
-/// drawn. Any other message that comes meanwhile is kept in `early`.
+/// drawn. Any other message that comes meanwhile is kept in `early`. With a `part`, the tests
+/// new to the rank go there, and their verdicts name them by place.
 fn send_shard_round(
     stream: &mut ShardStream,
     worker: &mut Worker,
-    round: u64,
+    (round, rank): (u64, usize),
     endpoint: &mut dyn Endpoint,
     early: &mut VecDeque<Vec<u8>>,
+    mut part: Option<&mut PartWriter>,
 ) -> Result<(), TransportError> {
     let send = |endpoint: &mut dyn Endpoint,
-                verdicts: Vec<Verdict>,
+                part: Option<&mut PartWriter>,
+                mut verdicts: Vec<Verdict>,
                 since: Instant,
                 last: Option<(Drawn, Option<RankMeasures>)>| {
+        if let Some(part) = part {
+            written(part, &mut verdicts)?;
+        }
         let is_last = last.is_some();
         let (drawn, share) = last.unwrap_or_default();
         let message = ToCoordinator::ShardResults {
@@ -54,11 +98,16 @@ fn send_shard_round(
     let mut ended = false;
     let drawn = stream
         .round(round as usize, worker, &mut |burst| {
-            chunk.extend(burst);
+            match part.as_deref_mut() {
+                Some(part) => chunk.extend(burst.map(|verdict| kept(verdict, part, rank))),
+                None => chunk.extend(burst),
+            }
             if failed.is_none()
                 && (chunk.len() >= SHARD_CHUNK || since.elapsed() >= SHARD_CHUNK_WAIT)
             {
-                failed = send(&mut *endpoint, std::mem::take(&mut chunk), since, None).err();
+                let verdicts = std::mem::take(&mut chunk);
+                let part = part.as_deref_mut();
+                failed = send(&mut *endpoint, part, verdicts, since, None).err();
                 since = Instant::now();
             }
             while !ended && failed.is_none() {
@@ -82,7 +131,7 @@ fn send_shard_round(
         return Err(e);
     }
     let share = stream.share();
-    send(endpoint, chunk, since, Some((drawn, share)))
+    send(endpoint, part, chunk, since, Some((drawn, share)))
 }
 
 /// A rank's side: what it needs to do the coordinator's tasks.
@@ -114,6 +163,7 @@ impl Rank<'_> {
         let threads = rayon::current_num_threads();
         let mut worker: Option<Worker> = None;
         let mut stream: Option<ShardStream> = None;
+        let mut part: Option<(Parts, PartWriter)> = None;
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
             endpoint.send(0, protocol::encode(message))
         };
@@ -171,7 +221,13 @@ impl Rank<'_> {
                     plan,
                     samples,
                     measures_share,
+                    parts,
                 } => {
+                    if let Some(parts) = parts {
+                        let writer = PartWriter::create(&parts, rank, &samples)
+                            .map_err(|e| TransportError::Output(e.to_string()))?;
+                        part = Some((parts, writer));
+                    }
                     stream = Some(ShardStream::new(plan, rank, samples, measures_share));
                 }
                 ToRank::ShardRound { round } => {
@@ -179,27 +235,40 @@ impl Rank<'_> {
                     let stream = stream.as_mut().ok_or_else(|| {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
-                    send_shard_round(stream, worker, round, endpoint, &mut early)?;
+                    let part = part.as_mut().map(|(_, writer)| writer);
+                    send_shard_round(stream, worker, (round, rank), endpoint, &mut early, part)?;
                 }
                 // The round it ends was over when it came.
                 ToRank::EndRound { .. } => {}
-                ToRank::Finish => {
+                ToRank::Finish { places } => {
+                    if let Some((parts, writer)) = part.take() {
+                        // Every test numbered was written before its verdict left.
+                        drop(writer);
+                        place(&parts, rank, &places)
+                            .map_err(|e| TransportError::Output(format!("rank {rank}: {e}")))?;
+                    }
                     if let Some(worker) = &worker {
-                        let report = worker.report(rank, threads);
-                        let drawing = stream.as_ref().map_or(Duration::ZERO, ShardStream::drawing);
-                        reply(
-                            endpoint,
-                            &ToCoordinator::Finished {
-                                tasks: report.tasks,
-                                busy_nanos: ((report.busy_seconds + drawing.as_secs_f64()) * 1e9)
-                                    as u64,
-                                histograms: report.metrics.to_bytes(),
-                            },
-                        )?;
+                        reply(endpoint, &finished(worker, stream.as_ref(), rank, threads))?;
                     }
                     return Ok(());
                 }
             }
         }
+    }
+}
+
+/// A rank's last message: its figures, its rounds' drawing counted as work.
+fn finished(
+    worker: &Worker,
+    stream: Option<&ShardStream>,
+    rank: usize,
+    threads: usize,
+) -> ToCoordinator {
+    let report = worker.report(rank, threads);
+    let drawing = stream.map_or(Duration::ZERO, ShardStream::drawing);
+    ToCoordinator::Finished {
+        tasks: report.tasks,
+        busy_nanos: ((report.busy_seconds + drawing.as_secs_f64()) * 1e9) as u64,
+        histograms: report.metrics.to_bytes(),
     }
 }

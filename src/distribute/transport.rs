@@ -20,6 +20,9 @@ pub enum TransportError {
     /// A rank cannot take part for its input (it says which rank and why).
     #[error("{0}")]
     Refused(String),
+    /// A rank could not write the tests it keeps ([`crate::testfile::Parts`]).
+    #[error("{0}")]
+    Output(String),
 }
 
 impl From<TransportError> for SampleError {

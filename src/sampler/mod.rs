@@ -101,9 +101,12 @@ pub fn sample_with(
 ) -> Result<Report, SampleError> {
     let mut snap = snap::Snap::new(run.checker, run.config, budget);
     let result = snap.run(workforce, run.resumed, observer);
-    // The ranks are stopped however the run ended, so that none waits for work forever.
+    // The ranks place the tests they kept and are stopped however the run ended, so that
+    // none waits for work forever.
+    let placed = observer.places().map(|places| workforce.place(places));
     let ranks = workforce.finish();
     let mut report = result?;
+    placed?;
     report.ranks = ranks?;
     report.decoding_seconds = workforce.decoding_beside().as_secs_f64();
     let mut merged = snap.into_metrics();

@@ -3,6 +3,7 @@
 
 use crate::assignment::{Assignment, FingerprintSet};
 use crate::sampler::RoundStats;
+use crate::testfile::Parts;
 use crate::verify::Checker;
 use std::sync::Arc;
 
@@ -13,6 +14,24 @@ pub trait Observer {
     fn test(&mut self, test: &Arc<Assignment>) -> std::io::Result<()>;
     /// A round (or the initial solutions, round 0) ended.
     fn round(&mut self, _stats: &RoundStats) {}
+    /// Where the ranks of a sharded run may keep the tests they find, if this observer
+    /// writes the suite to a file: they are then handed over by place ([`Observer::kept`]),
+    /// not whole.
+    fn parts(&self) -> Option<Parts> {
+        None
+    }
+    /// A new distinct test, verified by its rank, which keeps it in its part:
+    /// `(rank, number in the part, its line's bytes)`.
+    fn kept(&mut self, _at: (usize, u64, u32)) -> std::io::Result<()> {
+        Err(std::io::Error::other(
+            "this observer takes tests, not places",
+        ))
+    }
+    /// The tests this side writes are all written: each rank's kept tests' places in the
+    /// suite's file, `(number in the part, offset)`, rank by rank.
+    fn places(&mut self) -> std::io::Result<Vec<Vec<(u64, u64)>>> {
+        Ok(Vec::new())
+    }
 }
 
 impl<F: FnMut(&Assignment) -> std::io::Result<()>> Observer for F {
@@ -72,6 +91,23 @@ impl<'a> Suite<'a> {
     /// Tests joined since [`Suite::take_joined`] last took them.
     pub fn joined(&self) -> usize {
         self.joined.len()
+    }
+
+    /// [`Suite::admit_checked`] for a test its rank keeps in its part (`at`: the rank, the
+    /// test's number there and its line's bytes), known here by its fingerprint alone: the
+    /// observer gets its place. True when it joined.
+    pub fn admit_kept(
+        &mut self,
+        fingerprint: u64,
+        at: (usize, u64, u32),
+        observer: &mut dyn Observer,
+    ) -> std::io::Result<bool> {
+        if self.is_full() || !self.seen.insert(fingerprint) {
+            return Ok(false);
+        }
+        self.len += 1;
+        observer.kept(at)?;
+        Ok(true)
     }
 
     /// The tests joined since this was last called (since the start, the first time), in

@@ -3,7 +3,7 @@
 //! how verdicts reach it ([`Deliver`]), and what a sharded round is and reports
 //! ([`ShardPlan`], [`Drawn`]).
 
-use super::repair::{Completed, Failure};
+use super::repair::{Completed, Failure, Route};
 use super::SampleError;
 use crate::assignment::Assignment;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,20 @@ pub enum Verdict {
         /// The test's fingerprint.
         fingerprint: u64,
     },
+    /// A test the rank kept in its part of the suite's file ([`crate::testfile::Parts`]): a
+    /// sharded run over several ranks that writes its suite to a file. The test stays there;
+    /// the coordinator gets what it needs to admit it and place it.
+    Kept {
+        /// The rank whose part holds it.
+        rank: u32,
+        /// The test's fingerprint.
+        fingerprint: u64,
+        /// Its number in the part and its line's length; `None` for a test the rank started
+        /// from (one of the suite's already).
+        place: Option<(u64, u32)>,
+        /// How a repair made it; `None` for a candidate valid as it was.
+        repaired: Option<Repaired>,
+    },
     /// A solution that failed the check against every clause (a solver's internal error):
     /// counted, never written.
     Invalid,
@@ -55,6 +69,33 @@ pub enum Verdict {
     Failed(Failure),
     /// Not started: the time limit passed or the run was interrupted.
     Skipped,
+}
+
+/// A repair's figures, without its test ([`Verdict::Kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repaired {
+    /// How it was completed.
+    pub route: Route,
+    /// Solver calls it took.
+    pub solver_calls: u32,
+    /// The delta's bits it was asked to keep, and how many it kept.
+    pub asked: usize,
+    /// See [`Completed::kept`].
+    pub kept: usize,
+    /// Its kept bits were all dropped and a fresh solution taken instead.
+    pub fresh: bool,
+}
+
+impl From<&Completed> for Repaired {
+    fn from(done: &Completed) -> Self {
+        Repaired {
+            route: done.route,
+            solver_calls: done.solver_calls,
+            asked: done.asked,
+            kept: done.kept,
+            fresh: done.fresh,
+        }
+    }
 }
 
 /// Whether the sampler wants more verdicts.

@@ -15,6 +15,7 @@ use crate::diversity::RankMeasures;
 use crate::metrics::{Metrics, Phase, Quantiles};
 use crate::propagate::Propagator;
 use crate::solver::{IncrementalBackend, Solvers};
+use crate::testfile::Parts;
 use crate::verify::Checker;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -58,7 +59,16 @@ pub trait Workforce {
         None
     }
 
-    /// Ends the work and returns each rank's figures (rank 0 first).
+    /// Offers the ranks of a sharded run `parts` to keep the tests they find in, handed to
+    /// the sampler by place ([`Verdict::Kept`]): where there are several ranks, they do.
+    fn keep_tests_in(&mut self, _parts: &Parts) {}
+
+    /// Where the ranks are to place the tests they kept when they finish, rank by rank:
+    /// `(number in the part, offset in the suite's file)`.
+    fn place(&mut self, _places: Vec<Vec<(u64, u64)>>) {}
+
+    /// Ends the work (the ranks placing their kept tests) and returns each rank's figures
+    /// (rank 0 first).
     fn finish(&mut self) -> Result<Vec<RankReport>, SampleError>;
 
     /// Time this side has spent encoding and sending messages to the ranks so far: the

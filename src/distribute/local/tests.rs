@@ -94,16 +94,22 @@ fn the_relay_decodes_for_the_coordinator_and_ends_its_wait_with_the_ranks() {
             received.message,
             Ok(ToCoordinator::Ready { threads: 3, ref host }) if host == "node-1"
         ));
-        side.send_to(1, protocol::encode(&ToRank::Finish)).unwrap();
+        side.send_to(1, protocol::encode(&ToRank::Finish { places: Vec::new() }))
+            .unwrap();
         let (_, bytes) = line.receive().unwrap();
-        assert!(matches!(protocol::decode(&bytes), Ok(ToRank::Finish)));
+        assert!(matches!(
+            protocol::decode(&bytes),
+            Ok(ToRank::Finish { .. })
+        ));
         drop(line);
         assert!(matches!(
             side.next_message(),
             Err(TransportError::Disconnected)
         ));
         // Sending to a rank that has ended fails, as it did with no relay.
-        assert!(side.send_to(0, protocol::encode(&ToRank::Finish)).is_err());
+        assert!(side
+            .send_to(0, protocol::encode(&ToRank::Finish { places: Vec::new() }))
+            .is_err());
         Ok(())
     })
     .unwrap();
@@ -236,7 +242,7 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
                                 };
                                 line.send(0, encode(&results)).unwrap();
                             }
-                            ToRank::Finish => break,
+                            ToRank::Finish { .. } => break,
                             _ => {}
                         }
                     }
@@ -343,7 +349,7 @@ fn scripted_rank(mut line: Line, tasks: usize, chunks: Vec<usize>) -> bool {
                 }
             }
             ToRank::EndRound { round } => ended |= round == 1,
-            ToRank::Finish => break,
+            ToRank::Finish { .. } => break,
             _ => {}
         }
     }
@@ -447,6 +453,7 @@ fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
                 plan,
                 samples,
                 measures_share: true,
+                parts: None,
             },
         );
         tell(&mut hub, &ToRank::ShardRound { round: 1 });
@@ -469,7 +476,7 @@ fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
                 other => panic!("unexpected {}", other.kind()),
             }
         }
-        tell(&mut hub, &ToRank::Finish);
+        tell(&mut hub, &ToRank::Finish { places: Vec::new() });
         let (_, bytes) = hub.receive().unwrap();
         let ToCoordinator::Finished { tasks, .. } = decode(&bytes).unwrap() else {
             panic!("the rank's report was due");
@@ -574,7 +581,7 @@ fn a_rank_refusing_its_input_refuses_the_run_and_is_let_go() {
             let why = ToCoordinator::Refused("f.cnf: No such file".into());
             refusing.send(0, encode(&why)).unwrap();
             std::iter::from_fn(|| refusing.receive().ok())
-                .any(|(_, bytes)| matches!(decode(&bytes), Ok(ToRank::Finish)))
+                .any(|(_, bytes)| matches!(decode(&bytes), Ok(ToRank::Finish { .. })))
         });
         let budget = Budget::new(Duration::from_secs(9), &stop);
         let result = Coordinator::connect(hub, cnf.fingerprint(), budget).map(|_| ());

@@ -339,6 +339,7 @@ impl Snap<'_> {
             Verdict::Failed(failure) => self.note_failure(failure),
             Verdict::Invalid => self.report.invalid_dropped += 1,
             Verdict::Skipped => {}
+            Verdict::Kept { .. } => return Err(super::kept_outside_a_round()),
         }
         Ok(())
     }

@@ -177,6 +177,7 @@ impl Snap<'_> {
                 ));
             }
             Verdict::Valid { .. } => unreachable!("solve tasks have no candidate"),
+            Verdict::Kept { .. } => return Err(super::kept_outside_a_round()),
         }
         Ok(self.demand(now))
     }

@@ -151,6 +151,12 @@ fn without_settling(elapsed: Duration, settled: Duration) -> Duration {
     elapsed.saturating_sub(settled)
 }
 
+/// A verdict of a task outside a sharded round that names a rank's part, where only the
+/// verdicts of sharded rounds do: a rank's fault.
+fn kept_outside_a_round() -> SampleError {
+    SampleError::Distribution("a rank kept a test outside a sharded round".into())
+}
+
 /// One run of the loop: its suite, its running NCD and its report.
 pub(super) struct Snap<'a> {
     config: &'a SnapConfig,
@@ -338,13 +344,39 @@ impl<'a> Snap<'a> {
     }
 
     fn note_completion(&mut self, done: &Completed, purpose_generate: bool) {
-        let calls = u64::from(done.solver_calls);
+        self.note_solving(done.solver_calls, done.route, purpose_generate);
+    }
+
+    /// A completion's solver calls and route counted in the run's figures.
+    fn note_solving(&mut self, solver_calls: u32, route: Route, purpose_generate: bool) {
+        let calls = u64::from(solver_calls);
         if purpose_generate {
             self.report.solver_calls.generate += calls;
         } else {
             self.report.solver_calls.repair += calls;
         }
-        self.report.completed_by_propagation += u64::from(done.route == Route::Propagation);
+        self.report.completed_by_propagation += u64::from(route == Route::Propagation);
+    }
+
+    /// Adds a test a rank kept in its part ([`Verdict::Kept`]) to the suite if it is new,
+    /// handing its place to the observer.
+    fn admit_kept(
+        &mut self,
+        rank: u32,
+        fingerprint: u64,
+        place: Option<(u64, u32)>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), SampleError> {
+        let added = match place {
+            Some((number, bytes)) => {
+                let at = (rank as usize, number, bytes);
+                self.suite.admit_kept(fingerprint, at, observer)?
+            }
+            // One of the tests the rank started from: the suite's already.
+            None => false,
+        };
+        self.report.duplicates += u64::from(!added && !self.suite.is_full());
+        Ok(())
     }
 
     fn note_failure(&mut self, failure: Failure) {
@@ -384,6 +416,9 @@ impl<'a> Snap<'a> {
     ) -> Result<Report, SampleError> {
         let mut samples = self.initial_samples(workforce, resumed, observer)?;
         if self.config.sharded {
+            if let Some(parts) = observer.parts() {
+                workforce.keep_tests_in(&parts);
+            }
             workforce.shard(&self.config.shard_plan(), &samples)?;
             if workforce.measures_shares() {
                 // The ranks measure the tests of the rounds; this side, those before.

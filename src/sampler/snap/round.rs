@@ -13,7 +13,7 @@
 use super::{draw, without_settling, Snap};
 use crate::assignment::Assignment;
 use crate::budget::CoarseClock;
-use crate::sampler::task::{Deliver, Demand, Drawn, Task, Verdict};
+use crate::sampler::task::{Deliver, Demand, Drawn, Repaired, Task, Verdict};
 use crate::sampler::work::Workforce;
 use crate::sampler::{Observer, RoundStats, SampleError, StopReason};
 use std::time::{Duration, Instant};
@@ -267,16 +267,29 @@ impl Snap<'_> {
             Verdict::Completed { done, fingerprint } => {
                 stats.candidates += 1;
                 stats.repaired += 1;
-                self.note_completion(&done, false);
-                self.report.fresh_fallbacks += u64::from(done.fresh);
-                self.report.delta_bits_asked += done.asked as u64;
-                self.report.delta_bits_kept += done.kept as u64;
+                self.note_repair(&Repaired::from(&done));
                 if let Some(test) = self.admit(done.test, fingerprint, observer)? {
                     // A sharded run's ranks keep their own samples.
                     if !self.config.sharded {
                         samples.push(Assignment::clone(&test));
                     }
                 }
+            }
+            Verdict::Kept {
+                rank,
+                fingerprint,
+                place,
+                repaired,
+            } => {
+                stats.candidates += 1;
+                match repaired {
+                    None => stats.valid_before_repair += 1,
+                    Some(repair) => {
+                        stats.repaired += 1;
+                        self.note_repair(&repair);
+                    }
+                }
+                self.admit_kept(rank, fingerprint, place, observer)?;
             }
             Verdict::Failed(failure) => {
                 stats.candidates += 1;
@@ -290,6 +303,14 @@ impl Snap<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A repair's figures counted in the run's.
+    fn note_repair(&mut self, repair: &Repaired) {
+        self.note_solving(repair.solver_calls, repair.route, false);
+        self.report.fresh_fallbacks += u64::from(repair.fresh);
+        self.report.delta_bits_asked += repair.asked as u64;
+        self.report.delta_bits_kept += repair.kept as u64;
     }
 
     /// Verdicts held back while the round before settled, taken in the order they came until

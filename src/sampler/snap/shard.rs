@@ -144,7 +144,8 @@ impl ShardRounds for ShardStream {
                         }
                     }
                 }
-                Verdict::Invalid | Verdict::Failed(_) | Verdict::Skipped => {}
+                Verdict::Invalid | Verdict::Failed(_) | Verdict::Skipped | Verdict::Kept { .. } => {
+                }
             }));
             if let Some(share) = share {
                 share.extend(new);

@@ -21,7 +21,7 @@ use snapsat::formula::Cnf;
 use snapsat::sampler::quick::{self, QuickConfig};
 use snapsat::sampler::{self, SampleError, Sampling, SnapConfig, StopMetric};
 use snapsat::solver::Splr;
-use snapsat::testfile::TestFormat;
+use snapsat::testfile::{Parts, TestFormat};
 use snapsat::verify::Checker;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -281,7 +281,7 @@ fn run_ranks(
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let (resumed, format, mut observer) = open_observer(args, &checker, quiet)?;
+    let (resumed, format, mut observer) = open_observer(args, &checker, quiet, launch.ranks())?;
     // The time limit counts from the command's start: reading the input took some of it.
     let time_limit = start.time_limit.saturating_sub(start.started.elapsed());
     let config = snap_config(args, time_limit);
@@ -340,6 +340,7 @@ fn open_observer(
     args: &SampleArgs,
     checker: &Checker,
     quiet: bool,
+    ranks: usize,
 ) -> Result<(Resumed, TestFormat, CliObserver)> {
     let resumed = match &args.resume {
         Some(path) => resumed_tests(path, checker, quiet)?,
@@ -348,10 +349,37 @@ fn open_observer(
     let cnf = checker.cnf();
     let format = output_format(args, &resumed, cnf)?;
     let keep = args.small.is_some().then(|| resumed.tests.clone());
+    let parts = ranks_keep_tests(args, ranks, format)?;
     let output = open_output(args, resumed.cut_at)?;
-    let observer = CliObserver::new(output, format, cnf.num_vars(), quiet, args.progress, keep)
+    let num_vars = cnf.num_vars();
+    let observer = CliObserver::new(output, format, num_vars, quiet, args.progress, keep, parts)
         .map_err(|e| anyhow::anyhow!("cannot start the test writer: {e}"))?;
     Ok((resumed, format, observer))
+}
+
+/// Where the ranks keep the tests they find: a sharded Snap run over several ranks writing
+/// its suite to a file has each rank write its own, in a folder beside the file, placed in
+/// it at the end (no test passes through rank 0). A folder left by a killed run holds tests
+/// that `--resume` takes in; a new run does not overwrite it.
+fn ranks_keep_tests(args: &SampleArgs, ranks: usize, format: TestFormat) -> Result<Option<Parts>> {
+    let Some(path) = args.output.as_ref().or(args.resume.as_ref()) else {
+        return Ok(None);
+    };
+    let folder = Parts::folder_of(path);
+    if folder.exists() {
+        return Err(usage(format!(
+            "{} holds the tests of an interrupted run's ranks: continue it with --resume {}, \
+             or delete the folder",
+            folder.display(),
+            path.display()
+        )));
+    }
+    if !args.sharded || ranks < 2 || args.algorithm != Algorithm::Snap {
+        return Ok(None);
+    }
+    let parts = Parts::beside(path, format).output(path.display())?;
+    std::fs::create_dir(&parts.folder).output(parts.folder.display())?;
+    Ok(Some(parts))
 }
 
 /// Refuses, before any work, outputs that are inputs or no files ([`check_outputs`]). Only

@@ -4,7 +4,9 @@ use crate::failure::say;
 use crate::summary;
 use snapsat::assignment::Assignment;
 use snapsat::sampler::{Observer, RoundStats};
-use snapsat::testfile::{BackgroundWriter, TestFormat, TestWriter};
+use snapsat::testfile::{
+    place_left_behind, read_tests, BackgroundWriter, Parts, TestFormat, TestWriter, Written,
+};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,7 +26,16 @@ pub enum Progress {
 
 /// Writes tests and shows progress as the sampler reports them.
 pub struct CliObserver {
-    writer: BackgroundWriter<Output>,
+    /// Rank 0's writer, until the ranks place their tests after its lines.
+    writer: Option<BackgroundWriter<Output>>,
+    written: Option<std::io::Result<Written<Output>>>,
+    /// Where the ranks keep their tests (a sharded run over several ranks, to a file), the
+    /// places of those that joined the suite (rank, number in its part, bytes), in order, and
+    /// their offsets in the file, rank by rank, once given.
+    parts: Option<Parts>,
+    kept: Vec<(u32, u64, u32)>,
+    places: Vec<Vec<(u64, u64)>>,
+    num_vars: usize,
     progress: Progress,
     /// When the last progress line was written (the start before the first).
     logged: Instant,
@@ -35,11 +46,48 @@ pub struct CliObserver {
 
 impl Observer for CliObserver {
     fn test(&mut self, test: &Arc<Assignment>) -> std::io::Result<()> {
-        self.writer.write(test)?;
+        let writer = self.writer.as_mut().ok_or_else(writer_closed)?;
+        writer.write(test)?;
         if let Some(suite) = &mut self.suite {
             suite.push(Assignment::clone(test));
         }
         Ok(())
+    }
+
+    fn parts(&self) -> Option<Parts> {
+        self.parts.clone()
+    }
+
+    fn kept(&mut self, (rank, number, bytes): (usize, u64, u32)) -> std::io::Result<()> {
+        self.kept.push((rank as u32, number, bytes));
+        Ok(())
+    }
+
+    /// Rank 0's lines first, then the ranks' tests in the order they joined.
+    fn places(&mut self) -> std::io::Result<Vec<Vec<(u64, u64)>>> {
+        let Some(parts) = &self.parts else {
+            return Ok(Vec::new());
+        };
+        if let Some(writer) = self.writer.take() {
+            self.written = Some(writer.finish());
+        }
+        let mut offset = match std::fs::metadata(&parts.output) {
+            Ok(file) => file.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.kept.is_empty() => {
+                std::fs::File::create(&parts.output)?;
+                0
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e),
+        };
+        let ranks = self.kept.iter().map(|&(rank, ..)| rank as usize + 1).max();
+        let mut places = vec![Vec::new(); ranks.unwrap_or(0)];
+        for &(rank, number, bytes) in &self.kept {
+            places[rank as usize].push((number, offset));
+            offset += u64::from(bytes);
+        }
+        self.places = places.clone();
+        Ok(places)
     }
 
     fn round(&mut self, r: &RoundStats) {
@@ -79,6 +127,7 @@ impl CliObserver {
         quiet: bool,
         progress_every: f64,
         keep: Option<Vec<Assignment>>,
+        parts: Option<Parts>,
     ) -> std::io::Result<Self> {
         let writer = BackgroundWriter::spawn(TestWriter::new(output, format), num_vars)?;
         let progress = if quiet {
@@ -91,7 +140,12 @@ impl CliObserver {
             Progress::None
         };
         Ok(CliObserver {
-            writer,
+            writer: Some(writer),
+            written: None,
+            parts,
+            kept: Vec::new(),
+            places: Vec::new(),
+            num_vars,
             progress,
             logged: Instant::now(),
             start: Instant::now(),
@@ -99,13 +153,45 @@ impl CliObserver {
         })
     }
 
-    /// Ends the progress line and waits until every test handed over is written: the seconds
-    /// the writer was busy (or why it failed), and the suite kept for --small.
-    pub fn finish(self) -> (std::io::Result<f64>, Option<Vec<Assignment>>) {
+    /// Ends the progress line and waits until every test handed over is written, and every
+    /// test a rank kept is in its place (rank 0 places those of a rank that could not): the
+    /// seconds the writer was busy (or why it failed), and the suite kept for --small.
+    pub fn finish(mut self) -> (std::io::Result<f64>, Option<Vec<Assignment>>) {
         if self.progress == Progress::Terminal {
             say!();
         }
-        let written = self.writer.finish().map(|w| w.busy.as_secs_f64());
+        if self.parts.is_some() && self.places.is_empty() && !self.kept.is_empty() {
+            // The run failed before it said where the ranks' tests go.
+            if let Err(e) = self.places() {
+                return (Err(e), None);
+            }
+        }
+        let written = match (self.writer.take(), self.written.take()) {
+            (Some(writer), _) => writer.finish(),
+            (None, Some(written)) => written,
+            (None, None) => Err(writer_closed()),
+        };
+        let mut written = written.map(|w| w.busy.as_secs_f64());
+        if let (Ok(_), Some(parts)) = (&written, self.parts.clone()) {
+            if let Err(e) = self.left_behind(&parts) {
+                written = Err(e);
+            }
+        }
         (written, self.suite)
     }
+
+    /// Places the tests of the parts their ranks did not (a rank that died or failed), and
+    /// removes the parts' folder; the suite kept for --small then read back, whole.
+    fn left_behind(&mut self, parts: &Parts) -> std::io::Result<()> {
+        place_left_behind(parts, &self.places)?;
+        if let (Some(suite), false) = (&mut self.suite, self.kept.is_empty()) {
+            let text = std::fs::read_to_string(&parts.output)?;
+            *suite = read_tests(&text, self.num_vars).map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+}
+
+fn writer_closed() -> std::io::Error {
+    std::io::Error::other("the test writer has finished")
 }

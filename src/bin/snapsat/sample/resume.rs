@@ -6,7 +6,8 @@ use crate::failure::{say, Classify, Failure, Result};
 use crate::output::LazyFile;
 use crate::read_text;
 use snapsat::assignment::Assignment;
-use snapsat::testfile::{read_suite, TestFormat};
+use snapsat::assignment::FingerprintSet;
+use snapsat::testfile::{read_suite, Parts, TestFormat, TestWriter};
 use snapsat::verify::Checker;
 use std::path::Path;
 
@@ -47,11 +48,71 @@ pub fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resu
             say!("snapsat: note: {shown}: line {line} has no end (a write cut short, as by a crash); it is no test and is dropped");
         }
     }
-    Ok(Resumed {
+    let mut resumed = Resumed {
         tests: suite.tests,
         format: suite.format,
         cut_at: suite.torn_tail.map(|(offset, _)| offset),
-    })
+    };
+    take_in_parts(path, checker, &mut resumed, quiet)?;
+    Ok(resumed)
+}
+
+/// The tests a killed sharded run's ranks kept in their parts beside the suite's file
+/// ([`Parts`]), which no rank placed: each verified, those new to the suite appended to its
+/// file, and the parts' folder removed.
+fn take_in_parts(path: &Path, checker: &Checker, resumed: &mut Resumed, quiet: bool) -> Result<()> {
+    let folder = Parts::folder_of(path);
+    if !folder.is_dir() {
+        return Ok(());
+    }
+    let mut seen: FingerprintSet = resumed.tests.iter().map(Assignment::fingerprint).collect();
+    let mut found = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect())
+        .output(folder.display())?;
+    files.sort();
+    for part in files {
+        let shown = part.display();
+        let text = read_text(&part, "a rank's part of the suite")?;
+        // A part's torn last line is a write its rank's death cut short: no test, dropped.
+        let tests = read_suite(&text, checker.cnf().num_vars())
+            .input(&shown)?
+            .tests;
+        if let Some(i) = tests
+            .iter()
+            .position(|t| checker.first_violated(t).is_some())
+        {
+            return Err(Failure::bad_input(anyhow::anyhow!(
+                "{shown}: test {} falsifies a clause: it is not a part of this formula's suite",
+                i + 1
+            )));
+        }
+        found.extend(tests.into_iter().filter(|t| seen.insert(t.fingerprint())));
+    }
+    let format = resumed.format.unwrap_or_default();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .output(path.display())?;
+    if let Some(offset) = resumed.cut_at.take() {
+        file.set_len(offset).output(path.display())?;
+    }
+    use std::io::Seek as _;
+    file.seek(std::io::SeekFrom::End(0))
+        .output(path.display())?;
+    TestWriter::new(file, format)
+        .write_all(&found)
+        .output(path.display())?;
+    std::fs::remove_dir_all(&folder).output(folder.display())?;
+    if !quiet {
+        say!(
+            "snapsat: note: took in {} tests the ranks of the interrupted run had kept in {}",
+            found.len(),
+            folder.display()
+        );
+    }
+    resumed.tests.extend(found);
+    Ok(())
 }
 
 /// Where the tests go: `-o` (created at the first test), the resumed file (cut at a torn

@@ -4,13 +4,18 @@
 use crate::assignment::{Assignment, DimacsLines};
 use crate::dimacs::MAX_VARS;
 use crate::handoff::{Handoff, Napping};
+use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::sync::Arc;
+
+mod parts;
+
+pub use parts::{place, place_left_behind, PartWriter, Parts};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How tests are written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TestFormat {
     /// `1 -2 3 0`: every variable as a signed literal, ended by 0.
     #[default]
@@ -53,14 +58,25 @@ impl<W: Write> TestWriter<W> {
         &mut self,
         tests: impl IntoIterator<Item = &'t Assignment>,
     ) -> io::Result<()> {
+        self.write_lines(tests, |_| {})
+    }
+
+    /// [`TestWriter::write_all`], telling `line_bytes` each line's length, newline included.
+    pub fn write_lines<'t>(
+        &mut self,
+        tests: impl IntoIterator<Item = &'t Assignment>,
+        mut line_bytes: impl FnMut(usize),
+    ) -> io::Result<()> {
         self.line.clear();
         let mut count = 0;
         for test in tests {
+            let start = self.line.len();
             match self.format {
                 TestFormat::Dimacs => self.dimacs.write(test, &mut self.line),
                 TestFormat::Bits => test.write_bits(&mut self.line),
             }
             self.line.push(b'\n');
+            line_bytes(self.line.len() - start);
             count += 1;
         }
         self.out.write_all(&self.line)?;
