@@ -4,7 +4,7 @@
 use super::{NcdShare, NcdTerms, PairwiseCoverage, RankMeasures, RunningNcd};
 use crate::assignment::Assignment;
 use crate::budget::Budget;
-use crate::handoff::{Handoff, Napping};
+use crate::handoff::{Dozing, Handoff, Napping, LONGEST_DOZE};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -89,15 +89,21 @@ impl MeasuringThread {
         let (requests, inbox) = crossbeam_channel::unbounded();
         let (outbox, replies) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new().name("snapsat-measures".into());
-        let body = move || measure(inbox, &outbox, &vars, max_removals, &budget, Some(NAP));
+        let dozing = Dozing::default();
+        let doze = dozing.clone();
+        let body = move || {
+            let naps = Napping::every(inbox, NAP).dozing(&doze, LONGEST_DOZE);
+            measure(naps, &outbox, &vars, max_removals, &budget, true);
+        };
         // As `std::thread::scope`'s own `spawn`, a thread that cannot start is a panic.
         let thread = thread
             .spawn_scoped(scope, body)
             .expect("cannot start the measuring thread")
             .thread()
             .clone();
-        // Woken by its own short nap, not by the sampler (see `NAP`).
-        Self::handle(requests, thread, replies, WAKE_AT_REQUESTS)
+        // Woken by its own short nap, not by the sampler (see `NAP`), but when it dozes.
+        let requests = Handoff::new(requests, thread, WAKE_AT_REQUESTS).waking(&dozing);
+        Self::handle(requests, replies)
     }
 
     /// A thread measuring as [`MeasuringThread::spawn`]'s does, with no budget (what it is
@@ -109,7 +115,8 @@ impl MeasuringThread {
         let thread = std::thread::Builder::new().name("snapsat-share".into());
         let body = move || {
             let budget = Budget::unlimited();
-            measure(inbox, &outbox, &vars, max_removals, &budget, None);
+            let naps = Napping::every(inbox, Duration::from_secs(1));
+            measure(naps, &outbox, &vars, max_removals, &budget, false);
         };
         let thread = thread
             .spawn(body)
@@ -118,17 +125,12 @@ impl MeasuringThread {
             .clone();
         // A rank hands its tests over a burst at a time: each wakes the thread, which
         // otherwise sleeps (a thousand ranks in one process napping would take the cores).
-        Self::handle(requests, thread, replies, 1)
+        Self::handle(Handoff::new(requests, thread, 1), replies)
     }
 
-    fn handle(
-        requests: crossbeam_channel::Sender<Request>,
-        thread: std::thread::Thread,
-        replies: crossbeam_channel::Receiver<Measures>,
-        wake_at: usize,
-    ) -> Self {
+    fn handle(requests: Handoff<Request>, replies: crossbeam_channel::Receiver<Measures>) -> Self {
         MeasuringThread {
-            requests: Handoff::new(requests, thread, wake_at),
+            requests,
             replies,
             len: 0,
             asked: false,
@@ -202,16 +204,16 @@ impl MeasuringThread {
     }
 }
 
-/// The measuring thread's loop: tests in, measures out when asked, until the handle is gone.
-/// With a `nap`, it looks for requests that often; without, it sleeps until woken and reports
-/// its coverage's changes with each measures (a rank's thread).
+/// The measuring thread's loop: `requests` in, measures out when asked, until the handle is
+/// gone. A rank's thread (not `coordinators`) reports its coverage's changes with each
+/// measures.
 fn measure(
-    inbox: crossbeam_channel::Receiver<Request>,
+    mut requests: Napping<Request>,
     outbox: &crossbeam_channel::Sender<Measures>,
     vars: &[usize],
     max_removals: usize,
     budget: &Budget,
-    nap: Option<Duration>,
+    coordinators: bool,
 ) {
     crate::handoff::work_beside_the_coordinator();
     let mut ncd = RunningNcd::new(vars, max_removals);
@@ -221,8 +223,6 @@ fn measure(
     let mut frozen = false;
     // The NCD share once frozen: it changes no more, and each reading copies the streams.
     let mut frozen_share = None;
-    // Without a nap, the thread sleeps until woken (or for a second).
-    let mut requests = Napping::every(inbox, nap.unwrap_or(Duration::from_secs(1)));
     while let Some(request) = requests.next() {
         let started = Instant::now();
         match request {
@@ -249,9 +249,9 @@ fn measure(
                     ncd: share.map(NcdShare::suite_terms),
                     share,
                     coverage: coverage.fraction(),
-                    coverage_changes: match nap {
-                        None => coverage.changes_since(&mut reported),
-                        Some(_) => Vec::new(),
+                    coverage_changes: match coordinators {
+                        false => coverage.changes_since(&mut reported),
+                        true => Vec::new(),
                     },
                     busy: crate::metrics::thread_cpu_time().unwrap_or(busy),
                 };

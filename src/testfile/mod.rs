@@ -3,7 +3,7 @@
 
 use crate::assignment::{Assignment, DimacsLines};
 use crate::dimacs::MAX_VARS;
-use crate::handoff::{Handoff, Napping};
+use crate::handoff::{Dozing, Handoff, Napping, LONGEST_DOZE};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -148,12 +148,15 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
         let capacity = (QUEUE_TEXT_BYTES / line_bytes(num_vars)).clamp(1, 4096);
         let batch_tests = (BATCH_TEXT_BYTES / line_bytes(num_vars)).max(1);
         let (queue, tests) = crossbeam_channel::bounded::<Arc<Assignment>>(capacity);
+        // Between bursts of tests (a sharded run's ranks keep theirs), the writer dozes.
+        let dozing = Dozing::default();
+        let doze = dozing.clone();
         let thread = std::thread::Builder::new()
             .name("snapsat-writer".into())
             .spawn(move || {
                 crate::handoff::work_beside_the_coordinator();
                 let mut busy = Duration::ZERO;
-                let mut tests = Napping::new(tests);
+                let mut tests = Napping::new(tests).dozing(&doze, LONGEST_DOZE);
                 let mut batch = Vec::with_capacity(batch_tests.min(capacity));
                 while let Some(test) = tests.next() {
                     let started = Instant::now();
@@ -170,11 +173,9 @@ impl<W: Write + Send + 'static> BackgroundWriter<W> {
                 })
             })?;
         Ok(BackgroundWriter {
-            queue: Some(Handoff::new(
-                queue,
-                thread.thread().clone(),
-                wake_at(capacity),
-            )),
+            queue: Some(
+                Handoff::new(queue, thread.thread().clone(), wake_at(capacity)).waking(&dozing),
+            ),
             thread: Some(thread),
         })
     }

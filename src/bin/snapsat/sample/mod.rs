@@ -114,7 +114,9 @@ pub struct SampleArgs {
     /// rounds for all ranks keeps the coordinator from keeping up. A round is then one of
     /// every rank (N*k candidates each). One rank gives the suite of an unsharded run; more
     /// give another suite, the same for the same seed and ranks (native, cadical: of the same
-    /// threads and --lanes).
+    /// threads and --lanes). With several ranks and -o FILE, each rank measures and keeps its
+    /// own tests (in FILE.parts/, a folder all ranks' hosts must share) and places them in
+    /// FILE at the end: until then FILE holds the initial solutions
     #[arg(long)]
     pub sharded: bool,
     /// Continue the suite in FILE (an interrupted or earlier run's): its tests are verified
