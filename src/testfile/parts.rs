@@ -136,6 +136,9 @@ pub fn place(parts: &Parts, rank: usize, places: &[(u64, u64)]) -> io::Result<()
     let path = parts.part(rank);
     let mut places = places.to_vec();
     places.sort_unstable();
+    if places.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+        return Err(io::Error::other("a test of a part is to go to two places"));
+    }
     let output = OpenOptions::new().write(true).open(&parts.output)?;
     let mut part = BufReader::with_capacity(1 << 20, File::open(&path)?);
     let mut line = Vec::new();

@@ -31,10 +31,10 @@ pub struct CliObserver {
     written: Option<std::io::Result<Written<Output>>>,
     /// Where the ranks keep their tests (a sharded run over several ranks, to a file), the
     /// places of those that joined the suite (rank, number in its part, bytes), in order, and
-    /// their offsets in the file, rank by rank, once given.
+    /// their offsets in the file, rank by rank, once given: until then no part is removed.
     parts: Option<Parts>,
     kept: Vec<(u32, u64, u32)>,
-    places: Vec<Vec<(u64, u64)>>,
+    places: Option<Vec<Vec<(u64, u64)>>>,
     num_vars: usize,
     progress: Progress,
     /// When the last progress line was written (the start before the first).
@@ -86,7 +86,7 @@ impl Observer for CliObserver {
             places[rank as usize].push((number, offset));
             offset += u64::from(bytes);
         }
-        self.places = places.clone();
+        self.places = Some(places.clone());
         Ok(places)
     }
 
@@ -144,7 +144,7 @@ impl CliObserver {
             written: None,
             parts,
             kept: Vec::new(),
-            places: Vec::new(),
+            places: None,
             num_vars,
             progress,
             logged: Instant::now(),
@@ -160,8 +160,9 @@ impl CliObserver {
         if self.progress == Progress::Terminal {
             say!();
         }
-        if self.parts.is_some() && self.places.is_empty() && !self.kept.is_empty() {
-            // The run failed before it said where the ranks' tests go.
+        if self.parts.is_some() && self.places.is_none() {
+            // The run failed before it said where the ranks' tests go: the parts stay if this
+            // fails too, for --resume.
             if let Err(e) = self.places() {
                 return (Err(e), None);
             }
@@ -183,7 +184,8 @@ impl CliObserver {
     /// Places the tests of the parts their ranks did not (a rank that died or failed), and
     /// removes the parts' folder; the suite kept for --small then read back, whole.
     fn left_behind(&mut self, parts: &Parts) -> std::io::Result<()> {
-        place_left_behind(parts, &self.places)?;
+        let places = self.places.as_deref().unwrap_or_default();
+        place_left_behind(parts, places)?;
         if let (Some(suite), false) = (&mut self.suite, self.kept.is_empty()) {
             let text = std::fs::read_to_string(&parts.output)?;
             *suite = read_tests(&text, self.num_vars).map_err(std::io::Error::other)?;
