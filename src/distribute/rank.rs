@@ -35,7 +35,7 @@ fn kept(verdict: Verdict, part: &mut PartWriter, rank: usize) -> Verdict {
     Verdict::Kept {
         rank: rank as u32,
         fingerprint,
-        place: part.keep(&test, fingerprint).map(|number| (number, 0)),
+        place: part.keep(test, fingerprint).map(|number| (number, 0)),
         repaired,
     }
 }

@@ -96,15 +96,15 @@ impl PartWriter {
     }
 
     /// The number of `test` in the part, kept (written at the next flush) if it is new to
-    /// it; `None` for a test the rank started from.
-    pub fn keep(&mut self, test: &Assignment, fingerprint: u64) -> Option<u64> {
+    /// it; `None` for a test the rank started from. The test is the verdict's own, moved in.
+    pub fn keep(&mut self, test: Assignment, fingerprint: u64) -> Option<u64> {
         if self.initial.contains(&fingerprint) {
             return None;
         }
         let next = self.numbers.len() as u64;
         let number = *self.numbers.entry(fingerprint).or_insert(next);
         if number == next {
-            self.unwritten.push(test.clone());
+            self.unwritten.push(test);
         }
         Some(number)
     }
@@ -196,7 +196,7 @@ mod tests {
         let test = |bits: &str| Assignment::from_bit_string(bits).unwrap();
         let mut part = PartWriter::create(&parts, 2, &[test("000")]).unwrap();
         let keep =
-            |part: &mut PartWriter, bits: &str| part.keep(&test(bits), test(bits).fingerprint());
+            |part: &mut PartWriter, bits: &str| part.keep(test(bits), test(bits).fingerprint());
         assert_eq!(keep(&mut part, "000"), None, "a test it started from");
         assert_eq!(keep(&mut part, "101"), Some(0));
         assert_eq!(keep(&mut part, "111"), Some(1));

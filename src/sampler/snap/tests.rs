@@ -165,14 +165,28 @@ impl Workforce for Staged<'_> {
 
 const MESSAGES: Duration = Duration::from_millis(30);
 
-/// The report of a one-process splr run of `config` on a planted formula, its
+/// The formula of the staged runs.
+fn staged_formula() -> Cnf {
+    planted(30, 90, 5)
+}
+
+/// The report of a one-process splr run of `config` on [`staged_formula`], its
 /// workforce staged by `stage` from the one-process workforce, made first, and the run's
 /// budget.
 fn staged_report(
     config: &SnapConfig,
     stage: impl for<'a> FnOnce(LocalWorkforce<'a>, Budget<'a>) -> Staged<'a>,
 ) -> Report {
-    let cnf = planted(30, 90, 5);
+    staged_run(config, stage, &mut |_: &Assignment| Ok(()))
+}
+
+/// [`staged_report`] with the run's tests to `observer`.
+fn staged_run(
+    config: &SnapConfig,
+    stage: impl for<'a> FnOnce(LocalWorkforce<'a>, Budget<'a>) -> Staged<'a>,
+    observer: &mut dyn Observer,
+) -> Report {
+    let cnf = staged_formula();
     let checker = Checker::new(&cnf);
     let interrupt = AtomicBool::new(false);
     let run = Sampling {
@@ -188,8 +202,7 @@ fn staged_report(
         LocalWorkforce::new(worker, shard::ShardStream::start),
         budget,
     );
-    let mut sink = |_: &Assignment| Ok(());
-    sample_with(&mut workforce, &run, budget, &mut sink).unwrap()
+    sample_with(&mut workforce, &run, budget, observer).unwrap()
 }
 
 /// Where the ranks measure their own tests, a round's NCD combines their shares with the
@@ -204,18 +217,7 @@ fn sharded_rounds_combine_the_ranks_ncd_shares() {
         stop_metric: StopMetric::Information,
         ..small_config(1)
     };
-    let cnf = planted(30, 90, 5);
-    let checker = Checker::new(&cnf);
-    let interrupt = AtomicBool::new(false);
-    let run = Sampling {
-        checker: &checker,
-        solvers: Solvers::splr(),
-        config: &config,
-        resumed: &[],
-        interrupt: &interrupt,
-    };
-    let budget = Budget::new(config.time_limit, &interrupt);
-    let worker = Worker::new(&checker, run.solvers, budget);
+    let cnf = staged_formula();
     let ranks = NcdShare {
         tests: 400,
         terms: diversity::NcdTerms {
@@ -232,19 +234,23 @@ fn sharded_rounds_combine_the_ranks_ncd_shares() {
         .map(|motif| Assignment::from_bit_string(&motif.repeat(30)[..30]).unwrap())
         .collect();
     let theirs = diversity::PairwiseCoverage::of(&elsewhere, &vars);
-    let mut workforce = Staged {
-        share: Some(diversity::RankMeasures {
-            ncd: ranks,
-            coverage: theirs.changes_since(&mut Vec::new()),
-        }),
-        ..Staged::new(LocalWorkforce::new(worker, shard::ShardStream::start))
-    };
+    let share = Some(diversity::RankMeasures {
+        ncd: ranks,
+        coverage: theirs.changes_since(&mut Vec::new()),
+    });
     let mut tests = Vec::new();
     let mut keep = |t: &Assignment| {
         tests.push(t.clone());
         Ok(())
     };
-    let report = sample_with(&mut workforce, &run, budget, &mut keep).unwrap();
+    let report = staged_run(
+        &config,
+        |inner, _| Staged {
+            share,
+            ..Staged::new(inner)
+        },
+        &mut keep,
+    );
     assert_eq!(report.rounds.len(), 3, "{:?}", report.stop);
     let before_rounds = report.rounds[0].suite_size;
     assert!(tests.len() > before_rounds, "the rounds found tests");

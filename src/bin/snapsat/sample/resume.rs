@@ -24,23 +24,10 @@ pub struct Resumed {
 /// the line otherwise), an unterminated last line set apart.
 pub fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resumed> {
     let shown = path.display();
-    let text = read_text(path, "the suite to resume")?;
-    let suite = read_suite(&text, checker.cnf().num_vars()).input(&shown)?;
+    let suite = verified_suite(path, checker, "the suite to resume", "a suite")?;
     if suite.tests.is_empty() {
         return Err(Failure::bad_input(anyhow::anyhow!(
             "{shown} holds no tests: there is no suite to resume (run without --resume to start one)"
-        )));
-    }
-    if let Some((i, clause)) = suite
-        .tests
-        .iter()
-        .enumerate()
-        .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
-    {
-        return Err(Failure::bad_input(anyhow::anyhow!(
-            "{shown}: test {} falsifies clause {}: it is not a suite of this formula",
-            i + 1,
-            clause + 1
         )));
     }
     if let Some((_, line)) = suite.torn_tail {
@@ -55,6 +42,33 @@ pub fn resumed_tests(path: &Path, checker: &Checker, quiet: bool) -> Result<Resu
     };
     take_in_parts(path, checker, &mut resumed, quiet)?;
     Ok(resumed)
+}
+
+/// A test file of this formula read back (`what` it is, for a read error), every test
+/// checked against every clause: a test that falsifies one is bad input, `not_of` this
+/// formula.
+fn verified_suite(
+    path: &Path,
+    checker: &Checker,
+    what: &str,
+    not_of: &str,
+) -> Result<snapsat::testfile::SuiteFile> {
+    let shown = path.display();
+    let text = read_text(path, what)?;
+    let suite = read_suite(&text, checker.cnf().num_vars()).input(&shown)?;
+    if let Some((i, clause)) = suite
+        .tests
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| checker.first_violated(t).map(|c| (i, c)))
+    {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "{shown}: test {} falsifies clause {}: it is not {not_of} of this formula",
+            i + 1,
+            clause + 1
+        )));
+    }
+    Ok(suite)
 }
 
 /// The tests a killed sharded run's ranks kept in their parts beside the suite's file
@@ -72,21 +86,9 @@ fn take_in_parts(path: &Path, checker: &Checker, resumed: &mut Resumed, quiet: b
         .output(folder.display())?;
     files.sort();
     for part in files {
-        let shown = part.display();
-        let text = read_text(&part, "a rank's part of the suite")?;
         // A part's torn last line is a write its rank's death cut short: no test, dropped.
-        let tests = read_suite(&text, checker.cnf().num_vars())
-            .input(&shown)?
-            .tests;
-        if let Some(i) = tests
-            .iter()
-            .position(|t| checker.first_violated(t).is_some())
-        {
-            return Err(Failure::bad_input(anyhow::anyhow!(
-                "{shown}: test {} falsifies a clause: it is not a part of this formula's suite",
-                i + 1
-            )));
-        }
+        let what = "a rank's part of the suite";
+        let tests = verified_suite(&part, checker, what, "a part of a suite")?.tests;
         found.extend(tests.into_iter().filter(|t| seen.insert(t.fingerprint())));
     }
     let format = resumed.format.unwrap_or_default();
