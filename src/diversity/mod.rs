@@ -12,6 +12,7 @@ use crate::budget::Budget;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
+use std::collections::VecDeque;
 use zlib::Stream;
 
 mod coverage;
@@ -167,11 +168,41 @@ struct Removal {
     /// The removed test's position in the suite.
     position: usize,
     without: Without,
+    /// The position of the next test the stream takes in (the removed one skipped).
+    next: usize,
     /// Bytes of later tests the stream has been (or is about to be) given.
     fed: usize,
-    /// In the batch being taken in: the test after which the window has forgotten the
-    /// removal, and `C(X)` there.
+    /// The position of the test after which the window has forgotten the removal, and
+    /// `C(X)` there.
     forgets_at: Option<(usize, usize)>,
+}
+
+impl Removal {
+    /// Feeds the stream the tests it has not taken in, up to where its window forgets the
+    /// removal (then it turns [`Without::Forgotten`]); `recent` holds the tests from position
+    /// `from` to `len`. False if the budget ran out.
+    fn catch_up(
+        &mut self,
+        recent: &VecDeque<Vec<u8>>,
+        from: usize,
+        len: usize,
+        budget: &Budget,
+    ) -> bool {
+        let Without::Streaming(stream) = &mut self.without else {
+            return true;
+        };
+        let to = self.forgets_at.map_or(len, |(at, _)| at + 1);
+        let fed = (self.next..to).all(|i| feed(stream, &recent[i - from], budget));
+        if !fed {
+            return false;
+        }
+        self.next = self.next.max(to);
+        if let Some((_, whole)) = self.forgets_at.filter(|&(at, _)| self.next > at) {
+            let offset = stream.length_if_ended() as isize - whole as isize;
+            self.without = Without::Forgotten(offset);
+        }
+        true
+    }
 }
 
 /// Eq. 2 of a suite that grows, each test compressed when it joins: a measurement costs
@@ -191,11 +222,18 @@ struct Removal {
 /// (tests check both against the exact value). Compressing every test alone costs little in bytes, but each
 /// one-shot compression clears ~370 KiB of compressor state: sampling them made a 1000-test
 /// run of 35.sk_3_52 8% shorter (medians of 5: 0.226 s to 0.205 s).
+///
+/// A stream the next doubling drops (its position an odd multiple of the stride) takes its
+/// tests in only when the terms are read, or once its window has forgotten the removal:
+/// until then it may never be needed. The terms are the same either way.
 pub struct RunningNcd {
     vars: Vec<usize>,
     max_removals: usize,
     whole: Stream,
     removals: Vec<Removal>,
+    /// The tests, from position `recent_from` on, that a stream has yet to take in.
+    recent: VecDeque<Vec<u8>>,
+    recent_from: usize,
     stride: usize,
     len: usize,
     smallest: usize,
@@ -211,6 +249,8 @@ impl RunningNcd {
             max_removals: max_removals.max(2),
             whole: Stream::new(),
             removals: Vec::new(),
+            recent: VecDeque::new(),
+            recent_from: 0,
             stride: 1,
             len: 0,
             smallest: usize::MAX,
@@ -244,19 +284,20 @@ impl RunningNcd {
         if self.broken {
             return false;
         }
-        let first = self.len;
+        let bytes: usize = strings.iter().map(Vec::len).sum();
         let mut sampled = Vec::new();
-        for (at, s) in strings.iter().enumerate() {
+        for s in strings {
             if self.len.is_multiple_of(self.stride) {
                 self.removals.push(Removal {
                     position: self.len,
                     without: Without::Streaming(self.whole.clone()),
+                    next: self.len + 1,
                     fed: 0,
                     forgets_at: None,
                 });
-                sampled.push(s);
+                sampled.push(self.len);
             }
-            if !feed(&mut self.whole, s, budget) {
+            if !feed(&mut self.whole, &s, budget) {
                 self.broken = true;
                 return false;
             }
@@ -265,10 +306,11 @@ impl RunningNcd {
                 if streaming && removal.forgets_at.is_none() && removal.position != self.len {
                     removal.fed += s.len();
                     if removal.fed >= FORGOTTEN_AFTER {
-                        removal.forgets_at = Some((at, self.whole.length_if_ended()));
+                        removal.forgets_at = Some((self.len, self.whole.length_if_ended()));
                     }
                 }
             }
+            self.recent.push_back(s);
             self.len += 1;
             if self.removals.len() > self.max_removals {
                 self.stride *= 2;
@@ -276,45 +318,64 @@ impl RunningNcd {
                 self.removals.retain(|r| r.position % stride == 0);
             }
         }
-        // A stream made in this batch skips its own test and takes the ones after it, up to
-        // where its window forgets that test.
-        let feed_removal = |removal: &mut Removal| {
-            let Without::Streaming(stream) = &mut removal.without else {
-                return true;
-            };
-            let p = removal.position;
-            let from = if p >= first { p + 1 - first } else { 0 };
-            let to = removal.forgets_at.map_or(strings.len(), |(at, _)| at + 1);
-            let fed = strings[from..to].iter().all(|s| feed(stream, s, budget));
-            if let (true, Some((_, whole))) = (fed, removal.forgets_at.take()) {
-                let offset = stream.length_if_ended() as isize - whole as isize;
-                removal.without = Without::Forgotten(offset);
-            }
-            fed
+        let kept_after_doubling = 2 * self.stride;
+        let due =
+            |r: &Removal| r.position.is_multiple_of(kept_after_doubling) || r.forgets_at.is_some();
+        let alone = |&p: &usize| compressed_len([self.recent[p - self.recent_from].as_slice()]);
+        let smallest = match bytes >= PIECE {
+            true => sampled.par_iter().map(alone).min(),
+            false => sampled.iter().map(alone).min(),
         };
+        self.smallest = smallest.map_or(self.smallest, |m| m.min(self.smallest));
         // Small batches (a test merged at a time) stay on this thread: handing them out
         // would cost more than compressing them.
-        let parallel = strings.iter().map(Vec::len).sum::<usize>() >= PIECE;
-        let smallest = |s: &&Vec<u8>| compressed_len([s.as_slice()]);
-        let (fed, batch_smallest) = if parallel {
-            (
-                self.removals.par_iter_mut().all(feed_removal),
-                sampled.par_iter().map(smallest).min(),
-            )
-        } else {
-            (
-                self.removals.iter_mut().all(feed_removal),
-                sampled.iter().map(smallest).min(),
-            )
-        };
-        self.smallest = batch_smallest.map_or(self.smallest, |m| m.min(self.smallest));
+        let fed = self.catch_up(bytes >= PIECE, due, budget);
         self.broken = !fed;
         fed
     }
 
+    /// The streams `due` take in the tests they have not; the tests no stream waits for
+    /// are let go. False if the budget ran out.
+    fn catch_up(
+        &mut self,
+        parallel: bool,
+        due: impl Fn(&Removal) -> bool + Sync,
+        budget: &Budget,
+    ) -> bool {
+        let (recent, from, len) = (&self.recent, self.recent_from, self.len);
+        let catch_up = |r: &mut Removal| !due(r) || r.catch_up(recent, from, len, budget);
+        let fed = if parallel {
+            self.removals.par_iter_mut().all(catch_up)
+        } else {
+            self.removals.iter_mut().all(catch_up)
+        };
+        let waited_for = self
+            .removals
+            .iter()
+            .filter(|r| matches!(r.without, Without::Streaming(_)))
+            .map(|r| r.next)
+            .min()
+            .unwrap_or(self.len);
+        while self.recent_from < waited_for.min(self.len) {
+            self.recent.pop_front();
+            self.recent_from += 1;
+        }
+        fed
+    }
+
+    /// Every stream takes in the tests it put off; false (and no value from then on) if the
+    /// budget ran out.
+    fn settle(&mut self) -> bool {
+        if !self.broken {
+            let parallel = self.recent.iter().map(Vec::len).sum::<usize>() >= PIECE;
+            self.broken = !self.catch_up(parallel, |_| true, &Budget::unlimited());
+        }
+        !self.broken
+    }
+
     /// The terms of Eq. 2 for the tests pushed so far; `None` once a push was cut short.
-    pub fn terms(&self) -> Option<NcdTerms> {
-        if self.broken {
+    pub fn terms(&mut self) -> Option<NcdTerms> {
+        if !self.settle() {
             return None;
         }
         if self.len < 2 {
@@ -340,8 +401,8 @@ impl RunningNcd {
 
     /// The suite so far as one share of a suite measured in parts ([`NcdShare`]); `None`
     /// once a push was cut short.
-    pub fn share(&self) -> Option<NcdShare> {
-        if self.broken {
+    pub fn share(&mut self) -> Option<NcdShare> {
+        if !self.settle() {
             return None;
         }
         let terms = match self.len {
@@ -581,6 +642,7 @@ mod tests {
         let mut at = 0;
         for batch in [1, 1, 2, 5, 1, 13, 1, 1, 20, 3, 16] {
             assert!(running.extend(&tests[at..at + batch], &Budget::unlimited()));
+            assert!(running.settle());
             at += batch;
             let whole = running.whole.length_if_ended();
             for removal in &running.removals {
@@ -614,6 +676,40 @@ mod tests {
             .filter(|r| matches!(r.without, Without::Forgotten(_)))
             .count();
         assert!(forgotten >= 4, "only {forgotten} removals forgotten");
+    }
+
+    /// Streams the next doubling drops take their tests in only when the terms are read (or
+    /// once their window forgets the removal): read after every test or only at the end, the
+    /// terms are the same, on narrow suites (every stream under 32 KiB) and wide ones.
+    #[test]
+    fn streams_put_off_give_the_terms_of_streams_fed_at_once() {
+        let narrow = (hashed_tests(300), (0..64).collect::<Vec<usize>>());
+        let wide = (wide_tests(90), (0..2000).collect());
+        for (tests, vars) in [narrow, wide] {
+            let mut read_often = RunningNcd::new(&vars, 8);
+            let mut read_seldom = RunningNcd::new(&vars, 8);
+            for (i, test) in tests.iter().enumerate() {
+                assert!(read_often.extend(&[test], &Budget::unlimited()));
+                assert!(read_seldom.extend(&[test], &Budget::unlimited()));
+                let often = read_often.terms();
+                if i % 37 == 36 || i + 1 == tests.len() {
+                    assert_eq!(read_seldom.terms(), often, "at {} tests", i + 1);
+                    // A stream still compressing is the suite without its test, exactly.
+                    let strings: Vec<Vec<u8>> =
+                        tests[..=i].iter().map(|t| projected(t, &vars)).collect();
+                    for removal in &read_seldom.removals {
+                        if let Without::Streaming(stream) = &removal.without {
+                            let without = strings
+                                .iter()
+                                .enumerate()
+                                .filter(|&(at, _)| at != removal.position)
+                                .map(|(_, s)| s.as_slice());
+                            assert_eq!(stream.length_if_ended(), compressed_len(without));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Wide tests are taken in pieces, and a spent budget stops a push between pieces.
