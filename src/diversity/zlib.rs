@@ -32,7 +32,7 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = RefCell::new(vec![0; 1 << 16]);
     /// One stream per thread for one-shot lengths, reset between uses: a fresh one
     /// allocates ~370 KiB of state, which costs more than compressing a short test.
-    static ONE_SHOT: RefCell<Stream> = RefCell::new(Stream::new());
+    static ONE_SHOT: RefCell<Stream> = RefCell::new(Stream::started());
     /// Compressor memory given back on this thread, for the next stream to take.
     static SPARE: RefCell<Spare> = const { RefCell::new(Spare(Vec::new())) };
 }
@@ -116,9 +116,13 @@ unsafe extern "C" fn release(_: z::voidpf, address: z::voidpf) {
 
 /// A zlib stream at the default level, its input cut into [`BLOCK`]s whatever the appends.
 pub(super) struct Stream {
-    /// Boxed: zlib's state points back at its stream, which must not move. In a cell: a
+    /// zlib's state (~370 KiB), made when the stream first hands zlib a block. Until then
+    /// the stream is its pending input alone: a copy copies that, and its length is that of
+    /// the input compressed in one go, as the state would give it. A small suite's streams
+    /// (100 tests of 36 variables: 3.6 KiB) so never make, copy or fault in a state of their
+    /// own. Boxed: zlib's state points back at its stream, which must not move. In a cell: a
     /// borrowed stream is copied through a pointer to it.
-    raw: Box<UnsafeCell<z::z_stream>>,
+    raw: Option<Box<UnsafeCell<z::z_stream>>>,
     /// Input appended and not yet handed to zlib: less than a block.
     pending: Vec<u8>,
 }
@@ -128,7 +132,25 @@ pub(super) struct Stream {
 unsafe impl Send for Stream {}
 
 impl Stream {
+    /// An empty stream; zlib's state is made with its first block.
     pub(super) fn new() -> Self {
+        Stream {
+            raw: None,
+            pending: Vec::with_capacity(BLOCK),
+        }
+    }
+
+    /// An empty stream with zlib's state made now: the one-shot stream, which lengths of
+    /// streams with no state of their own are measured with.
+    fn started() -> Self {
+        Stream {
+            raw: Some(Self::state()),
+            pending: Vec::with_capacity(BLOCK),
+        }
+    }
+
+    /// zlib's state for a new stream.
+    fn state() -> Box<UnsafeCell<z::z_stream>> {
         let raw = Box::new(UnsafeCell::new(z::z_stream {
             zalloc: Some(allocate),
             zfree: Some(release),
@@ -153,24 +175,25 @@ impl Stream {
             z::Z_OK,
             "cannot start a zlib stream (out of memory)"
         );
-        Stream {
-            raw,
-            pending: Vec::with_capacity(BLOCK),
-        }
+        raw
     }
 
     /// Back to a stream with nothing appended, keeping its memory.
     pub(super) fn reset(&mut self) {
-        // SAFETY: an initialized stream, borrowed mutably.
-        let status = unsafe { z::deflateReset(self.raw.get_mut()) };
-        assert_eq!(status, z::Z_OK, "zlib stream reset failed");
+        if let Some(raw) = &mut self.raw {
+            // SAFETY: an initialized stream, borrowed mutably.
+            let status = unsafe { z::deflateReset(raw.get_mut()) };
+            assert_eq!(status, z::Z_OK, "zlib stream reset failed");
+        }
         self.pending.clear();
     }
 
     /// Bytes the stream has emitted so far.
     fn emitted(&self) -> usize {
         // SAFETY: no call on the stream is running (it is not `Sync`, and calls take `&mut`).
-        unsafe { (*self.raw.get()).total_out as usize }
+        self.raw
+            .as_ref()
+            .map_or(0, |raw| unsafe { (*raw.get()).total_out as usize })
     }
 
     pub(super) fn append(&mut self, mut input: &[u8]) {
@@ -196,6 +219,9 @@ impl Stream {
     /// Ends the stream; its compressed length.
     pub(super) fn finish(&mut self) -> usize {
         let last = std::mem::take(&mut self.pending);
+        if self.raw.is_none() {
+            return compressed_len([last.as_slice()]);
+        }
         self.deflate(&last, z::Z_FINISH);
         self.emitted()
     }
@@ -207,7 +233,7 @@ impl Stream {
 
     /// One call's worth of input (at most a block), and what zlib emits for it.
     fn deflate(&mut self, input: &[u8], flush: c_int) {
-        let stream = self.raw.get_mut();
+        let stream = self.raw.get_or_insert_with(Self::state).get_mut();
         stream.next_in = input.as_ptr();
         stream.avail_in = input.len() as u32;
         SCRATCH.with(|scratch| {
@@ -236,12 +262,15 @@ impl Stream {
 
 impl Clone for Stream {
     fn clone(&self) -> Self {
-        let raw = Box::new(UnsafeCell::new(z::z_stream::default()));
-        // SAFETY: the source is an initialized stream on which no call is running (it is not
-        // `Sync`, and calls take `&mut`); the destination is a stream of our own that
-        // deflateCopy overwrites, at an address that stays put.
-        let status = unsafe { z::deflateCopy(raw.get(), self.raw.get()) };
-        assert_eq!(status, z::Z_OK, "cannot copy a zlib stream (out of memory)");
+        let raw = self.raw.as_ref().map(|source| {
+            let raw = Box::new(UnsafeCell::new(z::z_stream::default()));
+            // SAFETY: the source is an initialized stream on which no call is running (it is
+            // not `Sync`, and calls take `&mut`); the destination is a stream of our own that
+            // deflateCopy overwrites, at an address that stays put.
+            let status = unsafe { z::deflateCopy(raw.get(), source.get()) };
+            assert_eq!(status, z::Z_OK, "cannot copy a zlib stream (out of memory)");
+            raw
+        });
         Stream {
             raw,
             pending: self.pending.clone(),
@@ -251,9 +280,11 @@ impl Clone for Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        // SAFETY: an initialized stream, ended once. Its status only says whether it had been
-        // finished; its memory is freed either way.
-        unsafe { z::deflateEnd(self.raw.get_mut()) };
+        if let Some(raw) = &mut self.raw {
+            // SAFETY: an initialized stream, ended once. Its status only says whether it had
+            // been finished; its memory is freed either way.
+            unsafe { z::deflateEnd(raw.get_mut()) };
+        }
     }
 }
 
@@ -275,6 +306,36 @@ mod tests {
 
     fn spare_blocks() -> usize {
         SPARE.with(|spare| spare.borrow().0.len())
+    }
+
+    /// A stream with no state of its own yet (under a block) measures what one with a state
+    /// from the start does, and so do its copies, before and after they pass a block.
+    #[test]
+    fn streams_without_a_state_yet_measure_as_started_ones() {
+        let text: Vec<u8> = (0..3 * BLOCK as u64 + 500)
+            .map(|i| b'0' + (i * i % 11 % 2) as u8)
+            .collect();
+        let (mut lazy, mut started) = (Stream::new(), Stream::started());
+        let mut copies = Vec::new();
+        for (at, piece) in text.chunks(37).enumerate() {
+            lazy.append(piece);
+            started.append(piece);
+            let end = (at * 37 + piece.len()).min(text.len());
+            assert_eq!(
+                lazy.length_if_ended(),
+                started.length_if_ended(),
+                "at {end}"
+            );
+            assert_eq!(lazy.length_if_ended(), compressed_len([&text[..end]]));
+            if at % 40 == 0 {
+                copies.push((end, lazy.clone()));
+            }
+        }
+        assert!(lazy.raw.is_some() && copies[0].1.raw.is_none());
+        for (end, mut copy) in copies {
+            copy.append(&text[end..]);
+            assert_eq!(copy.finish(), compressed_len([&text[..]]), "copy at {end}");
+        }
     }
 
     /// A stream's memory goes back to its thread's spares when it ends, a copy takes it from
