@@ -33,6 +33,15 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// The same limit `grace` later (the same interrupt): for work that finishes what was
+    /// done by the deadline.
+    pub fn extended(&self, grace: Duration) -> Self {
+        Budget {
+            deadline: self.deadline.map(|d| d.checked_add(grace).unwrap_or(d)),
+            interrupt: self.interrupt,
+        }
+    }
+
     /// The interrupt flag, for work that must watch it on a thread of its own.
     pub fn interrupt(&self) -> Option<&'a AtomicBool> {
         self.interrupt
@@ -142,6 +151,18 @@ mod tests {
             last = coarse;
         }
         assert!(last - clock.started >= Duration::from_millis(50));
+    }
+
+    /// An extended budget outlives its deadline by the grace, not its interrupt.
+    #[test]
+    fn an_extended_budget_keeps_the_interrupt() {
+        let stop = AtomicBool::new(false);
+        let spent = Budget::new(Duration::ZERO, &stop);
+        let extended = spent.extended(Duration::from_secs(3600));
+        assert!(spent.exhausted() && !extended.exhausted());
+        assert!(!Budget::unlimited().extended(Duration::ZERO).exhausted());
+        stop.store(true, Ordering::Relaxed);
+        assert!(extended.exhausted());
     }
 
     #[test]

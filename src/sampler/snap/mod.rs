@@ -145,6 +145,11 @@ const MEASURED_TOGETHER: usize = 32;
 /// How long merging goes on once the time limit or an interrupt has ended the run.
 const MERGE_GRACE: Duration = Duration::from_millis(250);
 
+/// How long after the time limit the suite's measures may take in what was merged by the end
+/// of [`MERGE_GRACE`]: a suite built for a minute was reported "NCD not measured" for the
+/// few tests merged in the grace. Longer backlogs (very wide tests) are still cut short.
+const MEASURE_GRACE: Duration = Duration::from_millis(750);
+
 /// `elapsed`, but for the rounds settled meanwhile (`settled`: their settling), which counts
 /// in those rounds' seconds.
 fn without_settling(elapsed: Duration, settled: Duration) -> Duration {
@@ -394,7 +399,7 @@ impl<'a> Snap<'a> {
         observer: &mut dyn Observer,
     ) -> Result<Report, SampleError> {
         let (vars, removals) = (self.projection.clone(), self.config.ncd_removals);
-        let budget = self.budget;
+        let budget = self.budget.extended(MEASURE_GRACE);
         std::thread::scope(|scope| {
             self.measures = Some(diversity::MeasuringThread::spawn(
                 scope, vars, removals, budget,

@@ -663,6 +663,32 @@ fn merging_stops_soon_after_the_time_limit_or_an_interrupt() {
     assert!(handed >= 3 && late <= 1, "{handed} tests, {late} late");
 }
 
+/// Tests merged in the grace after the time limit are measured too: a run that ran out of
+/// time reports its suite's NCD (it had read "not measured" for any test merged late).
+#[test]
+fn tests_merged_after_the_time_limit_are_measured() {
+    let cnf = planted(40, 60, 5);
+    let checker = Checker::new(&cnf);
+    let interrupt = AtomicBool::new(false);
+    let config = SnapConfig {
+        samples: 100,
+        time_limit: Duration::from_millis(100),
+        ..small_config(1)
+    };
+    let started = Instant::now();
+    let mut late = 0;
+    // 20 ms a test: most of the initial solutions are merged past the limit.
+    let mut slow_disk = |_: &Assignment| {
+        late += usize::from(started.elapsed() > config.time_limit);
+        std::thread::sleep(Duration::from_millis(20));
+        Ok(())
+    };
+    let report = run_on_threads(&checker, &config, &interrupt, 2, &mut slow_disk);
+    assert!(late > 0, "no test merged after the limit");
+    let last = report.rounds.last().expect("round 0 is reported");
+    assert!(!last.ncd.is_nan(), "NCD not measured");
+}
+
 /// With sessions of `backend`, the suite depends on the seed, not on the threads: each
 /// solver lane's session sees its tasks in the same order however many threads share them.
 fn suites_are_a_function_of_the_seed_whatever_the_threads(
