@@ -363,8 +363,9 @@ impl RunningNcd {
         fed
     }
 
-    /// Every stream takes in the tests it put off; false (and no value from then on) if the
-    /// budget ran out.
+    /// Every stream takes in the tests it put off; false (and no value from then on) if a
+    /// push was cut short. Not budgeted: a stream puts off less than its window's worth
+    /// ([`FORGOTTEN_AFTER`]).
     fn settle(&mut self) -> bool {
         if !self.broken {
             let parallel = self.recent.iter().map(Vec::len).sum::<usize>() >= PIECE;
