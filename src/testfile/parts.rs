@@ -173,10 +173,7 @@ pub fn place_left_behind(parts: &Parts, places: &[Vec<(u64, u64)>]) -> io::Resul
         }
     }
     // Parts of ranks none of whose tests joined the suite hold nothing wanted.
-    for entry in std::fs::read_dir(&parts.folder)? {
-        std::fs::remove_file(entry?.path())?;
-    }
-    std::fs::remove_dir(&parts.folder)
+    std::fs::remove_dir_all(&parts.folder)
 }
 
 #[cfg(test)]

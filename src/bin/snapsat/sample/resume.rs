@@ -92,16 +92,13 @@ fn take_in_parts(path: &Path, checker: &Checker, resumed: &mut Resumed, quiet: b
         found.extend(tests.into_iter().filter(|t| seen.insert(t.fingerprint())));
     }
     let format = resumed.format.unwrap_or_default();
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
+    let file = std::fs::OpenOptions::new()
+        .append(true)
         .open(path)
         .output(path.display())?;
     if let Some(offset) = resumed.cut_at.take() {
         file.set_len(offset).output(path.display())?;
     }
-    use std::io::Seek as _;
-    file.seek(std::io::SeekFrom::End(0))
-        .output(path.display())?;
     TestWriter::new(file, format)
         .write_all(&found)
         .output(path.display())?;
