@@ -150,6 +150,87 @@ impl Cnf {
         }
         occurs
     }
+
+    /// The formula's parts that share no variable: the models of the whole are the
+    /// combinations of the parts' models.
+    pub fn components(&self) -> Components {
+        let mut parent: Vec<u32> = (0..self.num_vars as u32).collect();
+        let root = |parent: &mut Vec<u32>, mut v: u32| {
+            while parent[v as usize] != v {
+                let up = parent[parent[v as usize] as usize];
+                parent[v as usize] = up;
+                v = up;
+            }
+            v
+        };
+        for clause in self.clauses() {
+            let Some(&first) = clause.first() else {
+                continue;
+            };
+            let r = root(&mut parent, var_index(first) as u32);
+            for &lit in &clause[1..] {
+                let s = root(&mut parent, var_index(lit) as u32);
+                if s != r {
+                    parent[s as usize] = r;
+                }
+            }
+        }
+        // Numbered in the order of their first clauses; a variable in no clause has none.
+        let mut number = vec![NO_COMPONENT; self.num_vars];
+        let mut of_clause = Vec::with_capacity(self.num_clauses());
+        let mut count = 0;
+        for clause in self.clauses() {
+            let part = clause.first().map_or(NO_COMPONENT, |&lit| {
+                let r = root(&mut parent, var_index(lit) as u32) as usize;
+                if number[r] == NO_COMPONENT {
+                    number[r] = count;
+                    count += 1;
+                }
+                number[r]
+            });
+            of_clause.push(part);
+        }
+        let mut members = vec![Vec::new(); count as usize];
+        for v in 0..self.num_vars {
+            let part = number[root(&mut parent, v as u32) as usize];
+            if part != NO_COMPONENT {
+                members[part as usize].push(v as u32);
+            }
+        }
+        Components { of_clause, members }
+    }
+}
+
+/// [`Components::of_clause`] of an empty clause.
+pub const NO_COMPONENT: u32 = u32::MAX;
+
+/// A formula's parts that share no variable ([`Cnf::components`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Components {
+    of_clause: Vec<u32>,
+    members: Vec<Vec<u32>>,
+}
+
+impl Components {
+    /// How many parts hold a clause.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether no clause holds a literal.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The part of clause `i` ([`NO_COMPONENT`] for an empty clause).
+    pub fn of_clause(&self, i: usize) -> u32 {
+        self.of_clause[i]
+    }
+
+    /// The variables (from 0) of part `part`, in order.
+    pub fn members(&self, part: usize) -> &[u32] {
+        &self.members[part]
+    }
 }
 
 #[cfg(test)]
@@ -186,6 +267,19 @@ mod tests {
         assert_eq!(cnf.projection(), vec![0, 1, 2]);
         cnf.set_independent_support(vec![3, 1]);
         assert_eq!(cnf.projection(), vec![2, 0]);
+    }
+
+    #[test]
+    fn components_are_the_parts_sharing_no_variable() {
+        // x1-x2 and x2-x4 join; x3 alone; x5 is in no clause; the empty clause has no part.
+        let cnf = Cnf::from_clauses(5, &[vec![3], vec![1, -2], vec![], vec![-4, 2], vec![-3]]);
+        let parts = cnf.components();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts.members(0), &[2]);
+        assert_eq!(parts.members(1), &[0, 1, 3]);
+        let of_clauses: Vec<u32> = (0..5).map(|i| parts.of_clause(i)).collect();
+        assert_eq!(of_clauses, vec![0, 1, NO_COMPONENT, 1, 0]);
+        assert_eq!(Cnf::from_clauses(2, &[vec![1, 2]]).components().len(), 1);
     }
 
     #[test]

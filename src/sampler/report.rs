@@ -131,6 +131,9 @@ pub struct Report {
     pub solver_calls: SolverCalls,
     /// Tests completed by propagation and greedy decisions, without the solver.
     pub completed_by_propagation: u64,
+    /// Failed repairs whose broken parts were taken from known tests, where the formula has
+    /// parts that share no variable.
+    pub completed_from_parts: u64,
     /// The rounds' candidates, summed.
     pub candidates: u64,
     /// The rounds' valid candidates before repair, summed.

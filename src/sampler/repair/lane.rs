@@ -3,6 +3,7 @@
 //! that decide, per lane, whether propagation is tried first and how long a query may search.
 //! Counts, not times, decide here, so the suite stays a function of the seed and the lanes.
 
+use super::parts::Known;
 use super::{Completed, Completer, Failure};
 use crate::assignment::Assignment;
 use crate::formula::Lit;
@@ -58,6 +59,8 @@ pub struct Lane<'a> {
     propagation: PropagationFirst,
     limit: RepairLimit,
     fallback: FullSteering,
+    /// The session's recent models, where the formula has parts to combine.
+    pub(super) known: Known,
 }
 
 impl<'a> Lane<'a> {
@@ -68,6 +71,7 @@ impl<'a> Lane<'a> {
             propagation: PropagationFirst::default(),
             limit: RepairLimit::default(),
             fallback: FullSteering::default(),
+            known: Known::default(),
         }
     }
 }
@@ -759,6 +763,80 @@ mod tests {
         assert!(checker.satisfies(&done.test));
         assert_eq!(done.test.to_bit_string(), "11100", "x1 kept, x4 freed");
         assert_eq!(done.solver_calls, 1);
+    }
+
+    /// A session that gives `models` in turn, then gives up on every query, and leaves no
+    /// variable open (so propagation is never tried first).
+    struct ModelsThenGivesUp {
+        models: Vec<Assignment>,
+        calls: u64,
+    }
+
+    impl IncrementalSolver for ModelsThenGivesUp {
+        fn solver_calls(&self) -> u64 {
+            self.calls
+        }
+
+        fn conflicts(&self) -> u64 {
+            0
+        }
+
+        fn open_variables(&self) -> usize {
+            0
+        }
+
+        fn solve(&mut self, _: &[Lit], _: &Assignment, _: Steering, _: Option<u32>) -> Answer {
+            self.calls += 1;
+            match self.models.get(self.calls as usize - 1) {
+                Some(model) => Answer::Model(model.clone()),
+                None => Answer::Unknown("conflict limit".into()),
+            }
+        }
+    }
+
+    /// Two copies of x1 → x2: where the session gives up on a repair, the part the candidate
+    /// breaks comes from the lane's known tests and the part it satisfies stays; on one part
+    /// alone the repair fails as before.
+    #[test]
+    fn a_repair_given_up_takes_broken_parts_from_known_tests() {
+        let cnf = Cnf::from_clauses(4, &[vec![-1, 2], vec![-3, 4]]);
+        let checker = Checker::new(&cnf);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let models = ["1100", "0011"].map(|m| Assignment::from_bit_string(m).unwrap());
+        let mut lane = Lane::new(Box::new(ModelsThenGivesUp {
+            models: models.to_vec(),
+            calls: 0,
+        }));
+        let mut prop = None;
+        for (seed, model) in models.iter().enumerate() {
+            let done = completer
+                .fresh(&mut prop, Some(&mut lane), seed as u64)
+                .unwrap();
+            assert_eq!(&done.test, model);
+        }
+        // x1 x2 = 0 1 holds; x3 x4 = 1 0 breaks, and 1100's 00 is the nearest (first of two).
+        let candidate = Assignment::from_bit_string("0110").unwrap();
+        let delta = Assignment::from_bit_string("0010").unwrap();
+        let done = completer
+            .repair(&mut prop, Some(&mut lane), &candidate, &delta, 1)
+            .unwrap();
+        assert_eq!(
+            (done.route, done.test.to_bit_string()),
+            (Route::Parts, "0100".into())
+        );
+
+        let one_part = Cnf::from_clauses(4, &[vec![-1, 2], vec![-3, 4], vec![2, 4]]);
+        let checker = Checker::new(&one_part);
+        let completer = Completer::new(&checker, &Splr, Budget::unlimited());
+        let mut lane = Lane::new(Box::new(ModelsThenGivesUp {
+            models: models.to_vec(),
+            calls: 0,
+        }));
+        for seed in 0..2 {
+            completer.fresh(&mut None, Some(&mut lane), seed).unwrap();
+        }
+        let failed = completer.repair(&mut None, Some(&mut lane), &candidate, &delta, 1);
+        assert!(matches!(failed, Err(Failure::Unknown(_))), "{failed:?}");
     }
 
     /// A query refuted from the session's remembered cores is not a solver call.

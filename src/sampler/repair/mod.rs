@@ -10,6 +10,7 @@
 //! kept bits, which the oracle would otherwise be rebuilt to refute (`refuting`).
 
 mod lane;
+mod parts;
 mod refuting;
 
 pub use lane::Lane;
@@ -22,6 +23,7 @@ use crate::solver::eliminate::{eliminate, Elimination};
 use crate::solver::native::search::Refuter;
 use crate::solver::{Oracle, Outcome, Query};
 use crate::verify::Checker;
+use parts::Parts;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -48,6 +50,8 @@ pub enum Route {
     Propagation,
     /// The solver decided the residual problem.
     Solver,
+    /// A failed repair's broken parts taken from known tests (`parts`).
+    Parts,
 }
 
 /// A completed test; checked against every clause where it joins a suite.
@@ -85,6 +89,14 @@ impl Completed {
             fresh: false,
         }
     }
+
+    /// A test combined from known tests' parts ([`Route::Parts`]).
+    fn from_parts(test: Assignment) -> Self {
+        Completed {
+            route: Route::Parts,
+            ..Completed::solved(test, 0)
+        }
+    }
 }
 
 /// Why no test came out.
@@ -105,6 +117,8 @@ pub struct Completer<'a> {
     pub(super) projection: Vec<usize>,
     /// Per variable: named by `c ind` (all false when the formula names none).
     pub(super) in_support: Vec<bool>,
+    /// The formula's parts, where it has several to combine.
+    parts: Option<Parts>,
     /// The order greedy completion decides variables in: the independent support first, then
     /// the rest by index. The support determines the rest, which propagation then sets; a
     /// dependent variable decided first by its preferred value could overrule the support's
@@ -142,6 +156,7 @@ impl<'a> Completer<'a> {
             checker,
             watches: Watches::new(cnf),
             oracle,
+            parts: Parts::of(cnf, &projection),
             projection,
             in_support,
             decision_order,
@@ -189,7 +204,8 @@ impl<'a> Completer<'a> {
         // where the session has settled much of the formula, or propagation mostly fails,
         // the session gets the random phases directly.
         if let Some(lane) = lane {
-            return self.fresh_in_lane(prop, lane, &preferred, rng.gen());
+            let result = self.fresh_in_lane(prop, lane, &preferred, rng.gen());
+            return self.known_to(lane, result);
         }
         let prop = prop.get_or_insert_with(|| self.propagator());
         let cube: Vec<Lit> = self
@@ -261,12 +277,35 @@ impl<'a> Completer<'a> {
         }
         kept.shuffle(&mut rng);
         let mut done = match lane {
-            Some(lane) => self.repair_in_lane(prop, lane, &kept, candidate, rng.gen()),
+            Some(lane) => {
+                let result = self.repair_in_lane(prop, lane, &kept, candidate, rng.gen());
+                let result = match (result, &self.parts) {
+                    (Err(Failure::Unknown(why)), Some(parts)) => parts
+                        .combine(self.checker, candidate, &lane.known)
+                        .map(Completed::from_parts)
+                        .ok_or(Failure::Unknown(why)),
+                    (result, _) => result,
+                };
+                self.known_to(lane, result)
+            }
             None => self.repair_by_halving(prop, &kept, candidate, &mut rng),
         }?;
         done.asked = kept.len();
         done.kept = surviving(&kept, &done.test);
         Ok(done)
+    }
+
+    /// `result`, its test kept among the lane's known tests where the formula has parts to
+    /// combine.
+    fn known_to(
+        &self,
+        lane: &mut Lane,
+        result: Result<Completed, Failure>,
+    ) -> Result<Completed, Failure> {
+        if let (Some(_), Ok(done)) = (&self.parts, &result) {
+            lane.known.remember(&done.test);
+        }
+        result
     }
 
     /// [`Completer::repair`] without a solver lane: the kept bits that the refuter or the

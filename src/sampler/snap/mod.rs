@@ -228,6 +228,7 @@ impl<'a> Snap<'a> {
                 decoding_seconds: 0.0,
                 solver_calls: SolverCalls::default(),
                 completed_by_propagation: 0,
+                completed_from_parts: 0,
                 candidates: 0,
                 valid_before_repair: 0,
                 valid_before_repair_percent: 0.0,
@@ -361,6 +362,7 @@ impl<'a> Snap<'a> {
             self.report.solver_calls.repair += calls;
         }
         self.report.completed_by_propagation += u64::from(route == Route::Propagation);
+        self.report.completed_from_parts += u64::from(route == Route::Parts);
     }
 
     /// Adds a test a rank kept in its part ([`Verdict::Kept`]) to the suite if it is new,
