@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 /// waits a round trip (a blocking MPI send would stall the coordinator; ours do not block).
 const BATCHES_IN_FLIGHT: usize = 2;
 
+/// A thread's time on a task from which tasks count as long: a round trip is then a small
+/// part of a task, and what matters is that no rank holds tasks while another waits. Long
+/// tasks go out one a thread, a batch a rank at a time; a fresh solution of a hard formula
+/// can take seconds, and karatsuba.sk_7_41's initial solutions left one of two ranks idle
+/// while the other held half of them.
+const LONG_TASK: Duration = Duration::from_millis(5);
+
 /// What the coordinator knows of a rank.
 #[derive(Default)]
 struct RankState {
@@ -55,6 +62,9 @@ pub struct Coordinator<'a, E: Ranks> {
     messaging: Duration,
     /// The relay's time decoding the ranks' messages, beside the coordinator's thread.
     decoding_beside: Duration,
+    /// A thread's time per task in the last batch returned, carried to the next list of
+    /// tasks (the first solution, alone, tells how long the others may take).
+    task_time: Option<Duration>,
 }
 
 impl<'a, E: Ranks> Coordinator<'a, E> {
@@ -83,6 +93,7 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
             busy: Duration::ZERO,
             messaging: Duration::ZERO,
             decoding_beside: Duration::ZERO,
+            task_time: None,
         };
         coordinator.broadcast(&ToRank::Start {
             fingerprint: cnf_fingerprint,
@@ -223,6 +234,12 @@ impl<E: Ranks> Coordinator<'_, E> {
             .saturating_sub(Duration::from_nanos(busy_nanos));
         self.ranks[rank].round_trips.record(Phase::RoundTrip, trip);
         self.busy += Duration::from_nanos(busy_nanos);
+        if count > 0 {
+            let threads = self.ranks[rank].threads.max(1) as u64;
+            self.task_time = Some(Duration::from_nanos(
+                busy_nanos.saturating_mul(threads) / count as u64,
+            ));
+        }
         last_return[rank] = Instant::now();
         Ok((rank, first, done))
     }
@@ -257,15 +274,21 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
         let mut enough = false;
         loop {
             if !self.stopping() && !enough {
+                let long = self.task_time.is_some_and(|time| time >= LONG_TASK);
+                let in_flight_limit = if long { 1 } else { BATCHES_IN_FLIGHT };
                 for (rank, held) in pending.iter_mut().enumerate() {
-                    while *held < BATCHES_IN_FLIGHT {
-                        let (first, size) = match &shares {
+                    while *held < in_flight_limit {
+                        let own = self.ranks[rank].threads.max(1);
+                        let (first, left, sharing) = match &shares {
                             Some(bounds) => {
-                                let left = bounds[rank + 1] - share_next[rank];
-                                let own = self.ranks[rank].threads.max(1);
-                                (share_next[rank], self.batch_size(rank, left, own))
+                                (share_next[rank], bounds[rank + 1] - share_next[rank], own)
                             }
-                            None => (next, self.batch_size(rank, total - next, all_threads)),
+                            None => (next, total - next, all_threads),
+                        };
+                        let size = if long {
+                            own.min(left)
+                        } else {
+                            self.batch_size(rank, left, sharing)
                         };
                         if size == 0 {
                             break;

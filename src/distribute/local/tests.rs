@@ -267,6 +267,71 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
     assert_eq!(handed, [15, 15, 15]);
 }
 
+/// Long tasks go out one a thread and a batch a rank at a time: a rank held up by a slow
+/// task holds no other, and the ranks that are free take them. Rank 0's tasks take 1 s,
+/// rank 1's 5 ms; after a first lone task on rank 0 (as a run's first solution), rank 0
+/// takes one more of the next 9 and rank 1 the other 8. With batches sized for short tasks,
+/// rank 0 took 5 of them at once.
+#[test]
+fn long_tasks_go_to_the_ranks_free_to_take_them() {
+    use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
+    use crate::sampler::task::{Demand, Task, Verdict};
+    use crate::sampler::work::Workforce;
+    let stop = AtomicBool::new(false);
+    let (hub, lines) = links(2);
+    let handed = std::thread::scope(|scope| {
+        let ranks: Vec<_> = lines
+            .into_iter()
+            .map(|mut line| {
+                scope.spawn(move || {
+                    let mut handed = 0;
+                    let task_time = Duration::from_millis([1000, 5][line.rank]);
+                    while let Ok((_, bytes)) = line.receive() {
+                        match decode::<ToRank>(&bytes).unwrap() {
+                            ToRank::Start { .. } => {
+                                let ready = ToCoordinator::Ready {
+                                    threads: 1,
+                                    host: String::new(),
+                                };
+                                line.send(0, encode(&ready)).unwrap();
+                            }
+                            ToRank::Tasks { batch, tasks } => {
+                                handed += tasks.len();
+                                std::thread::sleep(task_time * tasks.len() as u32);
+                                let results = ToCoordinator::Results {
+                                    batch,
+                                    verdicts: vec![Verdict::Skipped; tasks.len()],
+                                    busy_nanos: (task_time * tasks.len() as u32).as_nanos() as u64,
+                                };
+                                line.send(0, encode(&results)).unwrap();
+                            }
+                            ToRank::Finish { .. } => break,
+                            _ => {}
+                        }
+                    }
+                    handed
+                })
+            })
+            .collect();
+        let budget = Budget::new(Duration::from_secs(60), &stop);
+        let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
+        for (first, count) in [(0, 1), (1, 9)] {
+            let tasks = (first..first + count)
+                .map(|seed| Task::Solve { seed })
+                .collect();
+            coordinator
+                .run(&[], tasks, &mut |_| Ok(Demand::More))
+                .unwrap();
+        }
+        drop(coordinator);
+        ranks
+            .into_iter()
+            .map(|r| r.join().unwrap())
+            .collect::<Vec<usize>>()
+    });
+    assert_eq!(handed, [2, 8]);
+}
+
 /// Sharded ranks each draw rounds of their own: a round is one of every rank, its
 /// figures summed; every test is a distinct model, and the suite is a function of the
 /// seed and the number of ranks, whatever their threads.
