@@ -154,7 +154,7 @@ pub trait IncrementalSolver: Send {
 pub struct Solvers<'a> {
     /// One-shot queries: every backend has them.
     pub oracle: &'a dyn Oracle,
-    /// Sessions that stay loaded, where the backend has them (`--solver cadical`).
+    /// Sessions that stay loaded, where the backend has them (native, cadical).
     pub sessions: Option<&'a dyn IncrementalBackend>,
     /// Solver lanes, each with its own session: task `i` of a list goes to lane `i mod
     /// lanes`, whose session sees its tasks in index order, so the suite depends on the seed
@@ -164,7 +164,7 @@ pub struct Solvers<'a> {
 }
 
 impl Solvers<'static> {
-    /// splr alone, rebuilt for every query: the default.
+    /// splr alone, rebuilt for every query (`--solver splr`).
     pub fn splr() -> Self {
         Solvers {
             oracle: &Splr,
