@@ -212,12 +212,12 @@ pub struct Components {
 }
 
 impl Components {
-    /// How many parts hold a clause.
+    /// How many parts there are (each holds a clause with a literal).
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
-    /// Whether no clause holds a literal.
+    /// Whether there is none: no clause has a literal.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

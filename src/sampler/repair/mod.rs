@@ -7,7 +7,9 @@
 //! residual is taken from the formula with the variables outside the independent support
 //! eliminated once ([`crate::solver::eliminate`]), which spares the oracle most of its own
 //! simplification; before the oracle is asked, a search that stays loaded tries to refute the
-//! kept bits, which the oracle would otherwise be rebuilt to refute (`refuting`).
+//! kept bits, which the oracle would otherwise be rebuilt to refute (`refuting`). A session
+//! repair that gives up, on a formula of parts that share no variable, takes the parts it
+//! breaks from the lane's recent models (`parts`).
 
 mod lane;
 mod parts;
