@@ -191,22 +191,30 @@ impl Cnf {
             of_clause.push(part);
         }
         let mut members = vec![Vec::new(); count as usize];
+        let mut of_var = Vec::with_capacity(self.num_vars);
         for v in 0..self.num_vars {
             let part = number[root(&mut parent, v as u32) as usize];
             if part != NO_COMPONENT {
                 members[part as usize].push(v as u32);
             }
+            of_var.push(part);
         }
-        Components { of_clause, members }
+        Components {
+            of_var,
+            of_clause,
+            members,
+        }
     }
 }
 
-/// [`Components::of_clause`] of an empty clause.
+/// [`Components::of_clause`] of an empty clause, [`Components::of_var`] of a variable in no
+/// clause.
 pub const NO_COMPONENT: u32 = u32::MAX;
 
 /// A formula's parts that share no variable ([`Cnf::components`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Components {
+    of_var: Vec<u32>,
     of_clause: Vec<u32>,
     members: Vec<Vec<u32>>,
 }
@@ -225,6 +233,11 @@ impl Components {
     /// The part of clause `i` ([`NO_COMPONENT`] for an empty clause).
     pub fn of_clause(&self, i: usize) -> u32 {
         self.of_clause[i]
+    }
+
+    /// The part of variable `v` (from 0; [`NO_COMPONENT`] for a variable in no clause).
+    pub fn of_var(&self, v: usize) -> u32 {
+        self.of_var[v]
     }
 
     /// The variables (from 0) of part `part`, in order.
@@ -279,6 +292,8 @@ mod tests {
         assert_eq!(parts.members(1), &[0, 1, 3]);
         let of_clauses: Vec<u32> = (0..5).map(|i| parts.of_clause(i)).collect();
         assert_eq!(of_clauses, vec![0, 1, NO_COMPONENT, 1, 0]);
+        let of_vars: Vec<u32> = (0..5).map(|v| parts.of_var(v)).collect();
+        assert_eq!(of_vars, vec![1, 1, 0, 1, NO_COMPONENT]);
         assert_eq!(Cnf::from_clauses(2, &[vec![1, 2]]).components().len(), 1);
     }
 

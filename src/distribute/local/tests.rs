@@ -204,43 +204,42 @@ fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
     }
 }
 
-/// A fixed share goes out half of what is left at a time (two batches in flight), so a
-/// sampler that has enough at the first verdict stops the ranks short of their shares:
-/// rank 0 answers at once, the others after 100 ms, by when nothing more is sent.
-#[test]
-fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
-    use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-    use crate::sampler::task::{Demand, Task, Verdict};
-    use crate::sampler::work::Workforce;
+/// Tasks handed to each of `ranks` one-thread ranks while `drive` runs their coordinator
+/// (time limit 60 s). Rank `r` answers a batch of `n` tasks, all skipped, after
+/// `answer(r, n).0` and reports `answer(r, n).1` nanoseconds of work on it.
+fn handed_to_scripted_ranks(
+    ranks: usize,
+    answer: fn(usize, usize) -> (Duration, u64),
+    drive: impl FnOnce(&mut Coordinator<'_, Hub>),
+) -> Vec<usize> {
+    use crate::sampler::task::Verdict;
     let stop = AtomicBool::new(false);
-    let (hub, lines) = links(3);
-    let handed = std::thread::scope(|scope| {
+    let (hub, lines) = links(ranks);
+    std::thread::scope(|scope| {
         let ranks: Vec<_> = lines
             .into_iter()
             .map(|mut line| {
                 scope.spawn(move || {
                     let mut handed = 0;
                     while let Ok((_, bytes)) = line.receive() {
-                        match decode::<ToRank>(&bytes).unwrap() {
+                        match protocol::decode::<ToRank>(&bytes).unwrap() {
                             ToRank::Start { .. } => {
                                 let ready = ToCoordinator::Ready {
                                     threads: 1,
                                     host: String::new(),
                                 };
-                                line.send(0, encode(&ready)).unwrap();
+                                line.send(0, protocol::encode(&ready)).unwrap();
                             }
                             ToRank::Tasks { batch, tasks } => {
                                 handed += tasks.len();
-                                if line.rank > 0 {
-                                    std::thread::sleep(Duration::from_millis(100));
-                                }
-                                let verdicts = vec![Verdict::Skipped; tasks.len()];
+                                let (after, busy_nanos) = answer(line.rank, tasks.len());
+                                std::thread::sleep(after);
                                 let results = ToCoordinator::Results {
                                     batch,
-                                    verdicts,
-                                    busy_nanos: 1,
+                                    verdicts: vec![Verdict::Skipped; tasks.len()],
+                                    busy_nanos,
                                 };
-                                line.send(0, encode(&results)).unwrap();
+                                line.send(0, protocol::encode(&results)).unwrap();
                             }
                             ToRank::Finish { .. } => break,
                             _ => {}
@@ -250,18 +249,28 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
                 })
             })
             .collect();
-        let budget = Budget::new(Duration::from_secs(9), &stop);
+        let budget = Budget::new(Duration::from_secs(60), &stop);
         let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
+        drive(&mut coordinator);
+        drop(coordinator);
+        ranks.into_iter().map(|r| r.join().unwrap()).collect()
+    })
+}
+
+/// A fixed share goes out half of what is left at a time (two batches in flight), so a
+/// sampler that has enough at the first verdict stops the ranks short of their shares:
+/// rank 0 answers at once, the others after 100 ms, by when nothing more is sent.
+#[test]
+fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
+    use crate::sampler::task::Demand;
+    use crate::sampler::work::Workforce;
+    let answer = |rank, _| (Duration::from_millis(if rank > 0 { 100 } else { 0 }), 1);
+    let handed = handed_to_scripted_ranks(3, answer, |coordinator| {
         coordinator.fix_shares();
         let tasks = (0..60).map(|seed| Task::Solve { seed }).collect();
         coordinator
             .run(&[], tasks, &mut |_| Ok(Demand::Enough))
             .unwrap();
-        drop(coordinator);
-        ranks
-            .into_iter()
-            .map(|r| r.join().unwrap())
-            .collect::<Vec<usize>>()
     });
     // Shares of 20: the first two batches of each, 10 and 5; whole shares were 20 each.
     assert_eq!(handed, [15, 15, 15]);
@@ -274,47 +283,13 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
 /// rank 0 took 5 of them at once.
 #[test]
 fn long_tasks_go_to_the_ranks_free_to_take_them() {
-    use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
-    use crate::sampler::task::{Demand, Task, Verdict};
+    use crate::sampler::task::Demand;
     use crate::sampler::work::Workforce;
-    let stop = AtomicBool::new(false);
-    let (hub, lines) = links(2);
-    let handed = std::thread::scope(|scope| {
-        let ranks: Vec<_> = lines
-            .into_iter()
-            .map(|mut line| {
-                scope.spawn(move || {
-                    let mut handed = 0;
-                    let task_time = Duration::from_millis([1000, 5][line.rank]);
-                    while let Ok((_, bytes)) = line.receive() {
-                        match decode::<ToRank>(&bytes).unwrap() {
-                            ToRank::Start { .. } => {
-                                let ready = ToCoordinator::Ready {
-                                    threads: 1,
-                                    host: String::new(),
-                                };
-                                line.send(0, encode(&ready)).unwrap();
-                            }
-                            ToRank::Tasks { batch, tasks } => {
-                                handed += tasks.len();
-                                std::thread::sleep(task_time * tasks.len() as u32);
-                                let results = ToCoordinator::Results {
-                                    batch,
-                                    verdicts: vec![Verdict::Skipped; tasks.len()],
-                                    busy_nanos: (task_time * tasks.len() as u32).as_nanos() as u64,
-                                };
-                                line.send(0, encode(&results)).unwrap();
-                            }
-                            ToRank::Finish { .. } => break,
-                            _ => {}
-                        }
-                    }
-                    handed
-                })
-            })
-            .collect();
-        let budget = Budget::new(Duration::from_secs(60), &stop);
-        let mut coordinator = Coordinator::connect(hub, 7, budget).unwrap();
+    let answer = |rank: usize, tasks: usize| {
+        let time = Duration::from_millis([1000, 5][rank]) * tasks as u32;
+        (time, time.as_nanos() as u64)
+    };
+    let handed = handed_to_scripted_ranks(2, answer, |coordinator| {
         for (first, count) in [(0, 1), (1, 9)] {
             let tasks = (first..first + count)
                 .map(|seed| Task::Solve { seed })
@@ -323,11 +298,6 @@ fn long_tasks_go_to_the_ranks_free_to_take_them() {
                 .run(&[], tasks, &mut |_| Ok(Demand::More))
                 .unwrap();
         }
-        drop(coordinator);
-        ranks
-            .into_iter()
-            .map(|r| r.join().unwrap())
-            .collect::<Vec<usize>>()
     });
     assert_eq!(handed, [2, 8]);
 }

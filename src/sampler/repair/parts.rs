@@ -30,15 +30,9 @@ impl Parts {
         if components.len() < 2 {
             return None;
         }
-        let mut part_of = vec![NO_COMPONENT; cnf.num_vars()];
-        for part in 0..components.len() {
-            for &v in components.members(part) {
-                part_of[v as usize] = part as u32;
-            }
-        }
         let mut measured = vec![Vec::new(); components.len()];
         for &v in projection {
-            if let Some(vars) = measured.get_mut(part_of[v] as usize) {
+            if let Some(vars) = measured.get_mut(components.of_var(v) as usize) {
                 vars.push(v as u32);
             }
         }
