@@ -81,7 +81,15 @@ pub fn random_formula(seed: u64) -> Cnf {
         .then(|| (0..num_vars).map(|_| rng.gen()).collect());
     let ratio = rng.gen_range(3.8..4.8);
     let num_clauses = (num_vars as f64 * ratio) as usize;
-    let mut cnf = Cnf::new(num_vars);
+    // Some formulas get gates over their variables, which are then their independent
+    // support, as a sketch's or a circuit's: sessions that eliminate the gates are checked
+    // on them.
+    let gates = if rng.gen_bool(0.3) {
+        rng.gen_range(1..=8)
+    } else {
+        0
+    };
+    let mut cnf = Cnf::new(num_vars + gates);
     for _ in 0..num_clauses {
         let len = match rng.gen_range(0..100) {
             0 => 1,
@@ -96,6 +104,18 @@ pub fn random_formula(seed: u64) -> Cnf {
             clause[0] = literal(v, plant[v]);
         }
         cnf.add_clause(&clause);
+    }
+    for gate in num_vars..num_vars + gates {
+        // gate = a ∧ b over earlier variables, gates included.
+        let a = literal(rng.gen_range(0..gate), rng.gen());
+        let b = literal(rng.gen_range(0..gate), rng.gen());
+        let g = literal(gate, true);
+        cnf.add_clause(&[-g, a]);
+        cnf.add_clause(&[-g, b]);
+        cnf.add_clause(&[g, -a, -b]);
+    }
+    if gates > 0 {
+        cnf.set_independent_support((1..=num_vars as u32).collect());
     }
     cnf
 }

@@ -1,4 +1,5 @@
-//! Bounded variable elimination, done once per formula, for an oracle rebuilt per query.
+//! Bounded variable elimination, done once per formula, for an oracle rebuilt per query, and
+//! once per native session whose searches prove hard ([`crate::solver::native`]).
 //!
 //! splr's own eliminator ran again on every query: about a third of a repair-bound run
 //! (perf, LoginService2.sk_23_36), and the variables it removed were the same each time, the

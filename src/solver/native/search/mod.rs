@@ -87,6 +87,8 @@ pub struct Refuter {
     /// `DROP_SETS_AFTER`, but for tests.
     drop_sets_after: u32,
     order: DecisionOrder,
+    /// The variables in no clause: never decided, their values in a model are their phases.
+    free: Vec<u32>,
     /// Variables decided before the activity order's ([`Refuter::decide_first`]).
     first: Vec<u32>,
     /// Entries of `first` before this one are assigned (reset by every backtrack).
@@ -111,6 +113,7 @@ impl Refuter {
     /// A search over `cnf`.
     pub fn new(cnf: &Cnf) -> Self {
         let num_vars = cnf.num_vars();
+        let free = free_variables(cnf);
         let mut refuter = Refuter {
             literals: Vec::new(),
             learned_from: 0,
@@ -126,7 +129,8 @@ impl Refuter {
             max_learned: MAX_LEARNED,
             reduce_every: REDUCE_EVERY,
             drop_sets_after: DROP_SETS_AFTER,
-            order: DecisionOrder::new(num_vars),
+            order: DecisionOrder::new(num_vars, &free),
+            free,
             first: Vec::new(),
             first_cursor: 0,
             saved_phase: vec![false; num_vars],
@@ -428,13 +432,14 @@ impl Refuter {
         self.num_vars() - root
     }
 
-    /// Every variable's value, all of them assigned.
+    /// Every variable's value: as assigned, or for a variable in no clause, its phase.
     fn model(&self) -> Assignment {
         let mut model = Assignment::zeros(self.num_vars());
+        for &v in &self.free {
+            model.set(v as usize, self.saved_phase[v as usize]);
+        }
         for &lit in &self.trail {
-            if lit > 0 {
-                model.set(var_index(lit), true);
-            }
+            model.set(var_index(lit), lit > 0);
         }
         model
     }
@@ -454,6 +459,21 @@ impl Refuter {
     fn num_vars(&self) -> usize {
         self.level.len()
     }
+}
+
+/// The variables in no clause of `cnf`. A formula whose gates were eliminated
+/// ([`crate::solver::eliminate`]) keeps their numbers: deciding them would cost a query as
+/// much as deciding the variables it has.
+fn free_variables(cnf: &Cnf) -> Vec<u32> {
+    let mut free = vec![true; cnf.num_vars()];
+    for clause in cnf.clauses() {
+        for &lit in clause {
+            free[var_index(lit)] = false;
+        }
+    }
+    (0..cnf.num_vars() as u32)
+        .filter(|&v| free[v as usize])
+        .collect()
 }
 
 #[cfg(test)]

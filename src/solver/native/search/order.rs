@@ -31,17 +31,24 @@ pub(super) struct DecisionOrder {
     heaped: usize,
     /// Per variable: its index in `heap`, or `u32::MAX`.
     place: Vec<u32>,
+    /// Per variable: in no clause, so never decided (its value is its phase).
+    free: Vec<bool>,
 }
 
 impl DecisionOrder {
-    /// Every one of `num_vars` variables, all of activity 0.
-    pub(super) fn new(num_vars: usize) -> Self {
+    /// Every one of `num_vars` variables but the `free` ones, all of activity 0.
+    pub(super) fn new(num_vars: usize, free: &[u32]) -> Self {
+        let mut is_free = vec![false; num_vars];
+        for &v in free {
+            is_free[v as usize] = true;
+        }
         let mut order = DecisionOrder {
             activity: vec![0.0; num_vars],
             bump: 1.0,
             heap: Vec::with_capacity(num_vars),
             heaped: 0,
             place: vec![u32::MAX; num_vars],
+            free: is_free,
         };
         for v in 0..num_vars {
             order.insert(v);
@@ -49,9 +56,9 @@ impl DecisionOrder {
         order
     }
 
-    /// Makes `v` a candidate again (it was unassigned); nothing if it is one.
+    /// Makes `v` a candidate again (it was unassigned); nothing if it is one or is free.
     pub(super) fn insert(&mut self, v: usize) {
-        if self.place[v] != u32::MAX {
+        if self.place[v] != u32::MAX || self.free[v] {
             return;
         }
         self.place[v] = self.heap.len() as u32;
@@ -208,7 +215,7 @@ mod tests {
             steps in proptest::collection::vec((0usize..40, 0u8..4), 1..400)
         ) {
             let n = 40;
-            let mut order = DecisionOrder::new(n);
+            let mut order = DecisionOrder::new(n, &[]);
             let mut open = vec![true; n];
             let mut activity = vec![0.0f64; n];
             let mut bump = 1.0;
@@ -262,7 +269,7 @@ mod tests {
     #[test]
     fn a_heap_rebuilt_of_the_open_variables_keeps_their_order() {
         let n = 200;
-        let mut order = DecisionOrder::new(n);
+        let mut order = DecisionOrder::new(n, &[]);
         // Activities in a shuffled order of the variables: 37 is a unit mod 200.
         for k in 0..n {
             for _ in 0..k {
@@ -283,7 +290,7 @@ mod tests {
     /// Bumps past the rescaling threshold keep the order.
     #[test]
     fn rescaled_activities_keep_their_order() {
-        let mut order = DecisionOrder::new(3);
+        let mut order = DecisionOrder::new(3, &[]);
         order.bump(1);
         for _ in 0..5000 {
             order.decay();
