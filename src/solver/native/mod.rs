@@ -40,8 +40,10 @@ const REFUTER_LONG_TURN: u32 = 200_000;
 /// with the gates outside the independent support eliminated
 /// ([`NativeSolver::eliminate_when_hard`]). Each model of the reduced formula is extended
 /// back, a walk over every removed clause: on a formula whose queries take a conflict or
-/// two, that walk would be most of a query's time.
-const ELIMINATE_AFTER: u64 = 1_000;
+/// two, that walk would be most of a query's time. And the reduced formula's refuter starts
+/// without what the whole one learned: switched early, within a formula's first fresh
+/// solutions, the next ones came out less diverse.
+const ELIMINATE_AFTER: u64 = 20_000;
 
 /// The refuter per lane, splr behind it.
 #[derive(Debug, Default, Clone, Copy)]
