@@ -287,6 +287,22 @@ mod tests {
         assert_eq!(decided, expected);
     }
 
+    /// A variable in no clause never comes out, bumped or inserted again after a backtrack;
+    /// the others do.
+    #[test]
+    fn free_variables_are_never_decided() {
+        let mut order = DecisionOrder::new(4, &[1, 3]);
+        order.bump(1);
+        order.bump(3);
+        order.insert(1);
+        let mut decided = Vec::new();
+        while let Some(v) = order.next(4 - decided.len(), |_| true) {
+            decided.push(v);
+        }
+        decided.sort_unstable();
+        assert_eq!(decided, [0, 2]);
+    }
+
     /// Bumps past the rescaling threshold keep the order.
     #[test]
     fn rescaled_activities_keep_their_order() {
