@@ -100,6 +100,15 @@ impl Cnf {
         &self.independent
     }
 
+    /// Per variable (from 0): in the independent support (none when the file names none).
+    pub fn support_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.num_vars];
+        for &v in &self.independent {
+            mask[v as usize - 1] = true;
+        }
+        mask
+    }
+
     /// The variables (from 0) that diversity is measured on: the independent support when the
     /// file names one, every variable otherwise.
     pub fn projection(&self) -> Vec<usize> {

@@ -145,10 +145,7 @@ impl<'a> Completer<'a> {
     pub fn new(checker: &'a Checker<'a>, oracle: &'a dyn Oracle, budget: Budget<'a>) -> Self {
         let cnf = checker.cnf();
         let projection = cnf.projection();
-        let mut in_support = vec![false; cnf.num_vars()];
-        for &v in cnf.independent_support() {
-            in_support[v as usize - 1] = true;
-        }
+        let in_support = cnf.support_mask();
         let mut decision_order = projection.clone();
         if !cnf.independent_support().is_empty() {
             decision_order.extend((0..cnf.num_vars()).filter(|&v| !in_support[v]));

@@ -75,8 +75,8 @@ struct NativeSolver<'a> {
     eliminate_after: u64,
     /// Conflicts of the refuter the reduced formula's replaced.
     replaced_conflicts: u64,
-    /// Per variable: in the independent support (every variable, where it names none). A
-    /// query may assume only these in the reduced formula.
+    /// Per variable: in the independent support. A query may assume only these in the
+    /// reduced formula (which only a formula naming a support has).
     kept: Vec<bool>,
     /// Once `search` is over the reduced formula: a refuter over the whole one, for a query
     /// that assumes a variable outside the support (made when one first does).
@@ -100,10 +100,6 @@ struct NativeSolver<'a> {
 
 impl<'a> NativeSolver<'a> {
     fn open(cnf: &'a Cnf, budget: Budget<'a>, first_turn: u32) -> Self {
-        let mut kept = vec![cnf.independent_support().is_empty(); cnf.num_vars()];
-        for &v in cnf.independent_support() {
-            kept[v as usize - 1] = true;
-        }
         let mut search = Refuter::new(cnf);
         search.probe(&|| budget.exhausted());
         NativeSolver {
@@ -111,7 +107,7 @@ impl<'a> NativeSolver<'a> {
             elimination: None,
             eliminate_after: ELIMINATE_AFTER,
             replaced_conflicts: 0,
-            kept,
+            kept: cnf.support_mask(),
             whole: None,
             on_whole: false,
             cnf,
@@ -265,7 +261,8 @@ impl<'a> NativeSolver<'a> {
             }
         };
         if let Answer::Model(model) = &mut answer {
-            if let Some(elimination) = &self.elimination {
+            // A model from the whole formula's refuter needs no extension.
+            if let Some(elimination) = self.elimination.as_ref().filter(|_| !self.on_whole) {
                 elimination.extend(model);
             }
             self.last_model = Some(model.clone());
