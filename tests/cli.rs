@@ -764,6 +764,47 @@ fn fresh_solutions_of_xpose_differ() {
     assert_eq!(tests, 5, "stopped for {}", stats["stop"]);
 }
 
+/// The `c ind` variables of a DIMACS file, read plainly.
+fn support_of(formula: &str) -> Vec<usize> {
+    std::fs::read_to_string(formula)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("c ind"))
+        .flat_map(|l| {
+            l.split_whitespace()
+                .skip(2)
+                .map(|t| t.parse::<usize>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|&v| v > 0)
+        .collect()
+}
+
+/// The tests of a file of DIMACS literal lines.
+fn literal_lines(path: &Path) -> Vec<Vec<i64>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
+        .collect()
+}
+
+/// Every value pair of `support` the tests show, computed independently of the library.
+fn pairs_of(
+    tests: &[Vec<i64>],
+    support: &[usize],
+) -> std::collections::HashSet<(usize, usize, bool, bool)> {
+    let mut seen = std::collections::HashSet::new();
+    for t in tests {
+        for (a, &i) in support.iter().enumerate() {
+            for &j in &support[a + 1..] {
+                seen.insert((i, j, t[i - 1] > 0, t[j - 1] > 0));
+            }
+        }
+    }
+    seen
+}
+
 /// `minimize` keeps a subset of the pool with all of its pairwise coverage of `c ind`,
 /// checked here independently of the library.
 #[test]
@@ -778,36 +819,8 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
     let o = snapsat(&["minimize", example, &p(&pool), "-o", &p(&small)]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("(100.0%)"), "{}", stderr(&o));
-    let text = std::fs::read_to_string(example).unwrap();
-    let support: Vec<usize> = text
-        .lines()
-        .filter(|l| l.starts_with("c ind"))
-        .flat_map(|l| {
-            l.split_whitespace()
-                .skip(2)
-                .map(|t| t.parse::<usize>().unwrap())
-        })
-        .filter(|&v| v > 0)
-        .collect();
-    let read = |path: &Path| -> Vec<Vec<i64>> {
-        std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
-            .collect()
-    };
-    let pairs = |tests: &[Vec<i64>]| {
-        let mut seen = std::collections::HashSet::new();
-        for t in tests {
-            for (a, &i) in support.iter().enumerate() {
-                for &j in &support[a + 1..] {
-                    seen.insert((i, j, t[i - 1] > 0, t[j - 1] > 0));
-                }
-            }
-        }
-        seen
-    };
-    let (pool_tests, kept) = (read(&pool), read(&small));
+    let support = support_of(example);
+    let (pool_tests, kept) = (literal_lines(&pool), literal_lines(&small));
     assert!(
         kept.len() * 10 <= pool_tests.len(),
         "{} of {}",
@@ -815,12 +828,80 @@ fn minimize_keeps_the_pools_pairs_with_a_subset() {
         pool_tests.len()
     );
     assert!(kept.iter().all(|t| pool_tests.contains(t)));
-    assert_eq!(pairs(&kept), pairs(&pool_tests));
+    assert_eq!(pairs_of(&kept, &support), pairs_of(&pool_tests, &support));
     // The pool is an input: writing onto it is refused; a target must be a share.
     let onto = snapsat(&["minimize", example, &p(&pool), "-o", &p(&pool)]);
     assert_eq!(onto.status.code(), Some(2));
     let zero = snapsat(&["minimize", example, &p(&pool), "--target", "0"]);
     assert_eq!(zero.status.code(), Some(2));
+}
+
+/// `minimize --shrink` writes fewer tests than greedy choice keeps, each valid, with every
+/// pair of the pool (mid.cnf's 12 free support variables need 7 tests; greedy keeps more);
+/// a pool with an invalid test is refused.
+#[test]
+fn minimize_shrink_builds_fewer_valid_tests_with_the_pools_pairs() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let p = |name: &str| path(name).to_str().unwrap().to_string();
+    assert!(snapsat(&["sample", example, "-q", "-o", &p("pool.txt")])
+        .status
+        .success());
+    let greedy = snapsat(&["minimize", example, &p("pool.txt"), "-o", &p("greedy.txt")]);
+    assert!(greedy.status.success(), "{}", stderr(&greedy));
+    let o = snapsat(&[
+        "minimize",
+        example,
+        &p("pool.txt"),
+        "--shrink",
+        "-s",
+        "2",
+        "-o",
+        &p("shrunk.txt"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let support = support_of(example);
+    let (pool, shrunk) = (
+        literal_lines(&path("pool.txt")),
+        literal_lines(&path("shrunk.txt")),
+    );
+    assert!(shrunk.len() < literal_lines(&path("greedy.txt")).len());
+    assert!(pairs_of(&shrunk, &support).is_superset(&pairs_of(&pool, &support)));
+    assert!(snapsat(&["verify", example, &p("shrunk.txt")])
+        .status
+        .success());
+    // A pool test with its first literal negated no longer satisfies mid.cnf's first clause
+    // when that literal is the clause's only true one; look for such a test.
+    let text = std::fs::read_to_string(example).unwrap();
+    let first: Vec<i64> = text
+        .lines()
+        .find(|l| !l.starts_with('c') && !l.starts_with('p') && !l.trim().is_empty())
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .filter(|&l| l != 0)
+        .collect();
+    let mut bad = pool[0].clone();
+    for &lit in &first {
+        let v = lit.unsigned_abs() as usize - 1;
+        bad[v] = -lit;
+    }
+    std::fs::write(
+        path("bad.txt"),
+        format!(
+            "{}\n",
+            bad.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+        ),
+    )
+    .unwrap();
+    let refused = snapsat(&["minimize", example, &p("bad.txt"), "--shrink"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("does not satisfy"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 /// `sample --small` writes the full suite as always and the minimized one beside it.
@@ -856,6 +937,48 @@ fn sample_small_writes_a_minimized_suite_beside_the_full_one() {
     assert!(small.lines().all(|l| suite.lines().any(|s| s == l)));
     let v = snapsat(&["verify", example, &p("small.txt")]);
     assert!(v.status.success());
+}
+
+/// `sample --small` at t = 2 (the default) shrinks greedy choice's tests: fewer, valid, with
+/// every pair of the suite, the count greedy kept in the statistics.
+#[test]
+fn sample_small_at_t2_is_smaller_than_greedy_choice_with_the_suites_pairs() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mid.cnf");
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let p = |name: &str| path(name).to_str().unwrap().to_string();
+    let o = snapsat(&[
+        "sample",
+        example,
+        "-q",
+        "-o",
+        &p("suite.txt"),
+        "--small",
+        &p("small.txt"),
+        "--stats",
+        &p("stats.json"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats = read_stats(p("stats.json"));
+    let (suite, small) = (
+        literal_lines(&path("suite.txt")),
+        literal_lines(&path("small.txt")),
+    );
+    assert_eq!(stats["small"]["tests"], small.len());
+    assert!(
+        stats["small"]["chosen_tests"].as_u64().unwrap() > small.len() as u64,
+        "{}",
+        stats["small"]
+    );
+    let support = support_of(example);
+    assert!(pairs_of(&small, &support).is_superset(&pairs_of(&suite, &support)));
+    assert_eq!(
+        stats["small"]["covered_tuples"],
+        stats["small"]["pool_tuples"]
+    );
+    assert!(snapsat(&["verify", example, &p("small.txt")])
+        .status
+        .success());
 }
 
 /// A batch job's log (standard error no terminal) gets a progress line at a round's end once

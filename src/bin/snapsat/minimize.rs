@@ -6,8 +6,15 @@ use crate::failure::{say, usage, Failure, Result};
 use crate::output::{check_outputs, LazyFile};
 use crate::{read_formula, InputArgs, OutputFormat};
 use clap::Args;
+use snapsat::assignment::Assignment;
+use snapsat::budget::Budget;
+use snapsat::formula::Cnf;
 use snapsat::minimize::minimize;
+use snapsat::minimize::shrink::{shrink, ShrinkConfig};
+use snapsat::solver::native::Native;
+use snapsat::solver::IncrementalBackend;
 use snapsat::testfile::TestWriter;
+use snapsat::verify::Checker;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +34,14 @@ pub struct MinimizeArgs {
     /// Stop once this share (above 0, at most 1) of the pool's combinations is covered.
     #[arg(long, value_name = "FRACTION", default_value_t = 1.0)]
     target: f64,
+    /// Then build fewer tests that keep the same pairs (t = 2 only): new tests from the native
+    /// solver near the kept ones, each checked against every clause. Every test of the pool
+    /// must be valid.
+    #[arg(long)]
+    shrink: bool,
+    /// Seed of --shrink's choices: the same seed gives the same suite.
+    #[arg(short, long, default_value_t = 0, requires = "shrink")]
+    seed: u64,
     /// How tests are written.
     #[arg(long, value_enum, default_value_t = OutputFormat::Dimacs)]
     format: OutputFormat,
@@ -51,15 +66,24 @@ pub fn run(args: MinimizeArgs) -> Result<ExitCode> {
     let pool = read_test_file(&args.tests, cnf.num_vars())?;
     let vars = cnf.projection();
     let strength = args.strength as usize;
+    if args.shrink && (strength != 2 || args.target < 1.0) {
+        return Err(usage(
+            "--shrink keeps every pair: it needs -t 2 and no --target",
+        ));
+    }
     let kept = minimize(&pool, &vars, strength, args.target).map_err(Failure::bad_input)?;
+    let mut tests: Vec<Assignment> = kept.chosen.iter().map(|&i| pool[i].clone()).collect();
+    if args.shrink {
+        tests = shrunk(&cnf, &pool, tests, args.seed)?;
+    }
     let out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(LazyFile::create(path)),
         None => Box::new(std::io::stdout()),
     };
     let mut writer = TestWriter::new(out, args.format.into());
-    for &i in &kept.chosen {
+    for test in &tests {
         writer
-            .write(&pool[i])
+            .write(test)
             .map_err(|e| Failure::from(anyhow::anyhow!("cannot write the kept tests: {e}")))?;
     }
     if !args.quiet {
@@ -74,6 +98,42 @@ pub fn run(args: MinimizeArgs) -> Result<ExitCode> {
             vars.len(),
             share(kept.covered_tuples)
         );
+        if args.shrink {
+            say!("snapsat: --shrink: {} tests keep those pairs", tests.len());
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kept` shrunk with a native session; refused when a test of the pool is not a model.
+fn shrunk(
+    cnf: &Cnf,
+    pool: &[Assignment],
+    kept: Vec<Assignment>,
+    seed: u64,
+) -> Result<Vec<Assignment>> {
+    let checker = Checker::new(cnf);
+    if let Some(line) = pool.iter().position(|t| !checker.satisfies(t)) {
+        return Err(Failure::bad_input(anyhow::anyhow!(
+            "test {} of the pool does not satisfy the formula: --shrink builds from valid tests (`snapsat verify` lists the invalid ones)",
+            line + 1
+        )));
+    }
+    let mut session = Native
+        .open(cnf, Budget::unlimited())
+        .map_err(anyhow::Error::msg)?;
+    let config = ShrinkConfig {
+        seed,
+        ..ShrinkConfig::default()
+    };
+    let vars = cnf.projection();
+    Ok(shrink(
+        &kept,
+        &vars,
+        &checker,
+        session.as_mut(),
+        &config,
+        &Budget::unlimited(),
+    )
+    .tests)
 }

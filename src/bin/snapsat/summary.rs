@@ -83,6 +83,8 @@ pub fn peak_memory_bytes() -> Option<u64> {
 #[derive(Serialize)]
 pub struct SmallSuite {
     pub tests: usize,
+    /// Tests greedy choice kept from the suite, before the shrinking (t = 2).
+    pub chosen_tests: usize,
     pub strength: usize,
     pub pool_tests: usize,
     pub covered_tuples: u64,
@@ -250,8 +252,13 @@ fn quick_internals(r: &QuickReport) {
 
 /// The line `--small` adds to the summary.
 pub fn print_small(path: &std::path::Path, small: &SmallSuite) {
+    let chosen = if small.chosen_tests > small.tests {
+        format!(" (greedy choice from the suite: {})", small.chosen_tests)
+    } else {
+        String::new()
+    };
     say!(
-        "snapsat: --small {}: {} tests keep the suite's {} {}-wise combinations of `c ind`",
+        "snapsat: --small {}: {} tests{chosen} keep the suite's {} {}-wise combinations of `c ind`",
         path.display(),
         small.tests,
         small.covered_tuples,

@@ -12,9 +12,10 @@ use crate::signals::InputGuard;
 use crate::summary;
 use crate::{read_formula, InputArgs, OutputFormat};
 use clap::Args;
-use outcome::{conclude, without_suite, write_small, write_stats, Timing};
+use outcome::{conclude, without_suite, write_small, write_stats, SmallRun, Timing};
 use progress::CliObserver;
 use resume::{open_output, resumed_tests, Resumed};
+use snapsat::budget::Budget;
 use snapsat::distribute;
 use snapsat::distribute::launch::{Launch, MAX_THREADS};
 use snapsat::formula::Cnf;
@@ -124,11 +125,13 @@ pub struct SampleArgs {
     /// unterminated last line (a write cut short by a crash) is dropped, and said so.
     #[arg(long, value_name = "FILE", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
-    /// Also write the fewest tests of the suite that keep its t-wise coverage of `c ind`
-    /// (`snapsat minimize`), most new combinations first, to FILE at the end of the run
-    /// (an interrupted run's too). The suite itself is written as always, with, after the
-    /// stop rule, tests planned to cover the suite's value pairs of `c ind` together (Snap,
-    /// not with --paper-loop).
+    /// Also write a very small suite that keeps the suite's t-wise coverage of `c ind`, most
+    /// new combinations first, to FILE at the end of the run (an interrupted run's too): the
+    /// fewest tests of the suite greedy choice finds (`snapsat minimize`) and, at t = 2 with
+    /// native or cadical, fewer still, built by the solver near them (`minimize --shrink`;
+    /// each checked, in the last tenth of -t). The suite itself is written as always, with,
+    /// after the stop rule, tests planned to cover the suite's value pairs of `c ind`
+    /// together (Snap, not with --paper-loop).
     #[arg(long, value_name = "FILE")]
     pub small: Option<PathBuf>,
     /// t of --small: combinations of how many support variables to keep (1 to 3).
@@ -247,6 +250,9 @@ pub fn run(args: SampleArgs) -> Result<ExitCode> {
     }
 }
 
+/// The share of the time limit kept for --small's shrinking.
+const SHRINK_SHARE: f64 = 0.1;
+
 /// How a run began: its clock, its time limit from then, the interrupt flag, and the guard
 /// that ends the process until the sampler watches them.
 struct Start {
@@ -285,7 +291,14 @@ fn run_ranks(
     }
     let (resumed, format, mut observer) = open_observer(args, &checker, quiet, launch.ranks())?;
     // The time limit counts from the command's start: reading the input took some of it.
-    let time_limit = start.time_limit.saturating_sub(start.started.elapsed());
+    // --small's shrinking (t = 2, with sessions) has the last tenth of it, so that a run
+    // that samples until the limit still gets a shrunk suite within it.
+    let shrinks = args.small.is_some() && args.strength == 2 && solvers.sessions.is_some();
+    let share = if shrinks { SHRINK_SHARE } else { 0.0 };
+    let time_limit = start
+        .time_limit
+        .mul_f64(1.0 - share)
+        .saturating_sub(start.started.elapsed());
     let config = snap_config(args, time_limit);
     let run = Sampling {
         checker: &checker,
@@ -307,14 +320,21 @@ fn run_ranks(
                 summary::RunReport::Snap(r) => r.covering.new_tests as usize,
                 summary::RunReport::Quick(_) => 0,
             };
-            Some(write_small(
-                path,
-                &suite,
-                directed,
-                &cnf,
-                args.strength,
+            // New tests for --small are searched within the run's time limit.
+            let deadline = start.started.checked_add(start.time_limit);
+            let budget = match deadline {
+                Some(deadline) => Budget::until(deadline, &start.interrupt),
+                None => Budget::new(start.time_limit, &start.interrupt),
+            };
+            let run = SmallRun {
+                checker: &checker,
+                sessions: solvers.sessions,
+                strength: args.strength,
+                seed: args.seed,
+                budget,
                 format,
-            )?)
+            };
+            Some(write_small(path, &suite, directed, run)?)
         }
         _ => None,
     };

@@ -6,10 +6,14 @@ use crate::failure::{say, status, Classify, Failure, Result};
 use crate::output::write_atomically;
 use crate::summary::{self, Answer};
 use snapsat::assignment::Assignment;
+use snapsat::budget::Budget;
 use snapsat::distribute::launch::Launch;
 use snapsat::formula::Cnf;
+use snapsat::minimize::shrink::{shrink, ShrinkConfig};
 use snapsat::sampler::{SampleError, StopReason};
+use snapsat::solver::IncrementalBackend;
 use snapsat::testfile::{TestFormat, TestWriter};
+use snapsat::verify::Checker;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -72,18 +76,18 @@ pub fn without_suite(
 /// Minimizes the suite (`snapsat minimize`) and writes the kept tests whole to `path`. The
 /// suite's last `directed` tests are the coverage-directed ones: greedy choice is not
 /// monotone, so the suite without them is minimized too, and kept where it gives fewer tests
-/// for as many combinations.
+/// for as many combinations. At t = 2, with a solver that keeps sessions (not splr), the kept
+/// tests are then shrunk ([`shrink`]): fewer tests, some of them new, valid and covering the
+/// same pairs, in greedy order.
 pub fn write_small(
     path: &Path,
     suite: &[Assignment],
     directed: usize,
-    cnf: &Cnf,
-    strength: u64,
-    format: TestFormat,
+    run: SmallRun,
 ) -> Result<summary::SmallSuite> {
-    let projection = cnf.projection();
+    let projection = run.checker.cnf().projection();
     let minimize = |tests: &[Assignment]| {
-        snapsat::minimize::minimize(tests, &projection, strength as usize, 1.0)
+        snapsat::minimize::minimize(tests, &projection, run.strength as usize, 1.0)
             .map_err(Failure::bad_input)
     };
     let mut kept = minimize(suite)?;
@@ -93,18 +97,51 @@ pub fn write_small(
             kept = rounds;
         }
     }
-    let mut writer = TestWriter::new(Vec::new(), format);
-    for &i in &kept.chosen {
-        writer.write(&suite[i]).map_err(anyhow::Error::from)?;
+    let mut tests: Vec<Assignment> = kept.chosen.iter().map(|&i| suite[i].clone()).collect();
+    if let (2, Some(backend)) = (run.strength, run.sessions) {
+        let mut session = backend
+            .open(run.checker.cnf(), run.budget)
+            .map_err(anyhow::Error::msg)?;
+        let config = ShrinkConfig {
+            seed: run.seed,
+            ..ShrinkConfig::default()
+        };
+        tests = shrink(
+            &tests,
+            &projection,
+            run.checker,
+            session.as_mut(),
+            &config,
+            &run.budget,
+        )
+        .tests;
+    }
+    let mut writer = TestWriter::new(Vec::new(), run.format);
+    for test in &tests {
+        writer.write(test).map_err(anyhow::Error::from)?;
     }
     write_atomically(path, &writer.into_inner())?;
     Ok(summary::SmallSuite {
-        tests: kept.chosen.len(),
-        strength: strength as usize,
+        tests: tests.len(),
+        chosen_tests: kept.chosen.len(),
+        strength: run.strength as usize,
         pool_tests: suite.len(),
-        covered_tuples: kept.covered_tuples,
+        // The pool's tuples the written tests cover: counted, not assumed from the search.
+        covered_tuples: kept.pool_tuples + minimize(&tests)?.pool_tuples
+            - minimize(&[suite, &tests[..]].concat())?.pool_tuples,
         pool_tuples: kept.pool_tuples,
     })
+}
+
+/// What `--small` works with besides the suite.
+pub struct SmallRun<'a> {
+    pub checker: &'a Checker<'a>,
+    /// Sessions to build new tests with; without them (splr) the kept tests are the answer.
+    pub sessions: Option<&'a dyn IncrementalBackend>,
+    pub strength: u64,
+    pub seed: u64,
+    pub budget: Budget<'a>,
+    pub format: TestFormat,
 }
 
 /// What a run measured of itself, beside the sampler's report.

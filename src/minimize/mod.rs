@@ -9,6 +9,11 @@
 //! tests are chosen, so a stale gain is an upper bound and only the top of the heap is
 //! recomputed. Ties go to the test that comes first in the pool, so the order is the plain
 //! greedy order and the same pool always gives the same suite.
+//!
+//! [`shrink`] goes beyond the pool: it builds new tests with the solver so that fewer cover
+//! the same pairs.
+
+pub mod shrink;
 
 use crate::assignment::Assignment;
 use std::cmp::Reverse;
