@@ -11,7 +11,9 @@
 //! replaces its test. A change that uncovers more than it covers is taken with a
 //! probability that falls with the loss, so the search leaves plateaus. When nothing is open
 //! the next test is dropped; when the moves of a size run out the last complete suite is the
-//! answer. Every test it returns satisfies every clause: each answer is checked.
+//! answer. Before that, each value pair no test shows is asked of the solver once: a model
+//! joins the suite, so the answer covers it too, and a refutation proves it impossible. Every
+//! test it returns satisfies every clause: each answer is checked.
 
 use crate::assignment::Assignment;
 use crate::budget::Budget;
@@ -20,6 +22,9 @@ use crate::solver::{Answer, IncrementalSolver, Steering};
 use crate::verify::Checker;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// Support variables at most: the pair counts take `10·m²` bytes (40 MiB at the most).
+pub const MAX_VARS: usize = 2048;
 
 /// How hard the search tries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +37,8 @@ pub struct ShrinkConfig {
     pub candidates: usize,
     /// Conflicts each solver query may take.
     pub conflicts: u32,
+    /// Pairs no test shows, at most, for each to be asked of the solver first (0: none are).
+    pub unseen_queries: usize,
 }
 
 impl Default for ShrinkConfig {
@@ -41,6 +48,7 @@ impl Default for ShrinkConfig {
             moves_per_size: 2_000,
             candidates: 3,
             conflicts: 1_000,
+            unseen_queries: 20_000,
         }
     }
 }
@@ -55,6 +63,10 @@ pub struct Shrunk {
     pub queries: u64,
     /// Moves made.
     pub moves: u64,
+    /// Pairs no input test showed that a solver model gave the suite.
+    pub pairs_witnessed: u64,
+    /// Pairs no input test showed that the solver proved impossible.
+    pub pairs_refuted: u64,
 }
 
 /// Value pairs of the support, counted over the suite's tests.
@@ -62,7 +74,7 @@ struct PairCounts {
     /// Support size.
     m: usize,
     /// Tests covering each pair, indexed by [`PairCounts::id`].
-    count: Vec<u16>,
+    count: Vec<u32>,
     /// Pairs to keep covered.
     target: Vec<bool>,
     /// Target pairs no test covers.
@@ -213,9 +225,10 @@ impl Row {
 }
 
 /// The smallest suite the search finds that covers every value pair of `vars` (support
-/// variables, from 0) that `suite` covers, most new pairs first; `suite` must be valid.
-/// Each query goes to `session` (over `checker`'s formula); every answer is checked before
-/// it joins.
+/// variables, from 0, at most [`MAX_VARS`]) that `suite` covers, and each pair it does not
+/// that the solver finds a model with (up to `unseen_queries` of them), most new pairs
+/// first; `suite` must be valid. Each query goes to `session` (over `checker`'s formula);
+/// every answer is checked before it joins.
 pub fn shrink(
     suite: &[Assignment],
     vars: &[usize],
@@ -224,89 +237,27 @@ pub fn shrink(
     config: &ShrinkConfig,
     budget: &Budget,
 ) -> Shrunk {
-    let mut result = Shrunk {
-        tests: suite.to_vec(),
-        ..Shrunk::default()
-    };
     let m = vars.len();
-    if m < 2 || suite.len() < 2 {
-        return result;
+    if !(2..=MAX_VARS).contains(&m) || suite.len() < 2 {
+        return Shrunk {
+            tests: suite.to_vec(),
+            ..Shrunk::default()
+        };
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut rows: Vec<Row> = suite.iter().map(|t| Row::new(t.clone(), vars)).collect();
-    let mut counts = PairCounts::new(m);
-    rows.iter().for_each(|r| counts.add_row(&r.values));
-    for (id, target) in counts.target.iter_mut().enumerate() {
-        *target = counts.count[id] > 0;
-    }
-    let mut scratch = Vec::new();
-    while rows.len() > 1 && !budget.exhausted() {
-        let drop = (0..rows.len())
-            .min_by_key(|&r| counts.unique(&rows[r].values))
-            .expect("two rows at least");
-        let dropped = rows.swap_remove(drop);
-        counts.remove_row(&dropped.values);
-        let mut moves = 0;
-        while counts.open > 0 && moves < config.moves_per_size && !budget.exhausted() {
-            moves += 1;
-            let Some(id) = counts.open_pair(&mut rng) else {
-                break;
-            };
-            let (i, a, j, b) = counts.pair(id);
-            // The tests that lose fewest pairs by taking the pair's values as they are.
-            let mut ranked: Vec<(i64, u32, usize)> = rows
-                .iter()
-                .enumerate()
-                .map(|(r, row)| {
-                    let mut moved = row.values.clone();
-                    moved[i] = a;
-                    moved[j] = b;
-                    (
-                        counts.delta(&row.values, &moved, &mut scratch),
-                        rng.gen(),
-                        r,
-                    )
-                })
-                .collect();
-            ranked.sort_unstable();
-            let assumptions = [literal(vars[i], a), literal(vars[j], b)];
-            let mut best: Option<(i64, usize, Row)> = None;
-            for &(_, _, r) in ranked.iter().take(config.candidates) {
-                result.queries += 1;
-                let answer = session.solve(
-                    &assumptions,
-                    &rows[r].test,
-                    Steering::All,
-                    Some(config.conflicts),
-                );
-                let Answer::Model(test) = answer else {
-                    continue;
-                };
-                if !checker.satisfies(&test) {
-                    continue;
-                }
-                let row = Row::new(test, vars);
-                let delta = counts.delta(&rows[r].values, &row.values, &mut scratch);
-                if best.as_ref().is_none_or(|(d, _, _)| delta < *d) {
-                    best = Some((delta, r, row));
-                }
-            }
-            let Some((delta, r, row)) = best else {
-                continue;
-            };
-            // Uphill moves are taken less often the more they uncover.
-            if delta > 0 && rng.gen::<f64>() >= (-(delta as f64)).exp() {
-                continue;
-            }
-            counts.replace(&rows[r].values, &row.values);
-            rows[r] = row;
-            result.moves += 1;
-        }
-        if counts.open > 0 {
-            break;
-        }
-        result.tests = rows.iter().map(|r| r.test.clone()).collect();
-    }
+    let mut search = Search {
+        rows: suite.iter().map(|t| Row::new(t.clone(), vars)).collect(),
+        counts: PairCounts::new(m),
+        rng: ChaCha8Rng::seed_from_u64(config.seed),
+        scratch: Vec::new(),
+        vars,
+        checker,
+        session,
+        config,
+        budget,
+        result: Shrunk::default(),
+    };
+    search.run();
+    let mut result = search.result;
     // Most new pairs first, as a minimized suite is written.
     if let Ok(order) = super::minimize(&result.tests, vars, 2, 1.0) {
         result.tests = order
@@ -316,6 +267,141 @@ pub fn shrink(
             .collect();
     }
     result
+}
+
+/// The search's state: the suite as it is changed, and what it works with.
+struct Search<'s, 'c> {
+    rows: Vec<Row>,
+    counts: PairCounts,
+    rng: ChaCha8Rng,
+    scratch: Vec<bool>,
+    vars: &'s [usize],
+    checker: &'s Checker<'c>,
+    session: &'s mut dyn IncrementalSolver,
+    config: &'s ShrinkConfig,
+    budget: &'s Budget<'s>,
+    result: Shrunk,
+}
+
+impl Search<'_, '_> {
+    fn run(&mut self) {
+        self.rows
+            .iter()
+            .for_each(|r| self.counts.add_row(&r.values));
+        let unseen = self.counts.count.iter().filter(|&&c| c == 0).count();
+        if self.config.unseen_queries > 0 && unseen <= self.config.unseen_queries {
+            self.witness_unseen_pairs();
+        }
+        self.result.tests = self.tests();
+        let counts = &mut self.counts;
+        for (id, target) in counts.target.iter_mut().enumerate() {
+            *target = counts.count[id] > 0;
+        }
+        while self.rows.len() > 1 && !self.budget.exhausted() {
+            let drop = (0..self.rows.len())
+                .min_by_key(|&r| self.counts.unique(&self.rows[r].values))
+                .expect("two rows at least");
+            let dropped = self.rows.swap_remove(drop);
+            self.counts.remove_row(&dropped.values);
+            let mut moves = 0;
+            while self.counts.open > 0
+                && moves < self.config.moves_per_size
+                && !self.budget.exhausted()
+            {
+                moves += 1;
+                self.step();
+            }
+            if self.counts.open > 0 {
+                break;
+            }
+            self.result.tests = self.tests();
+        }
+    }
+
+    fn tests(&self) -> Vec<Assignment> {
+        self.rows.iter().map(|r| r.test.clone()).collect()
+    }
+
+    /// Each pair no test shows, asked of the solver (near a test drawn at random): a model
+    /// joins the suite as a test, so the pair and every other it shows are kept from then
+    /// on; a refutation proves the pair impossible.
+    fn witness_unseen_pairs(&mut self) {
+        for id in 0..self.counts.count.len() {
+            if self.counts.count[id] > 0 || self.budget.exhausted() {
+                continue;
+            }
+            let (i, a, j, b) = self.counts.pair(id);
+            let near = self.rows[self.rng.gen_range(0..self.rows.len())]
+                .test
+                .clone();
+            self.result.queries += 1;
+            let assumptions = [literal(self.vars[i], a), literal(self.vars[j], b)];
+            let conflicts = Some(self.config.conflicts);
+            match self
+                .session
+                .solve(&assumptions, &near, Steering::All, conflicts)
+            {
+                Answer::Model(test) if self.checker.satisfies(&test) => {
+                    let row = Row::new(test, self.vars);
+                    self.counts.add_row(&row.values);
+                    self.rows.push(row);
+                    self.result.pairs_witnessed += 1;
+                }
+                Answer::Refuted(_) => self.result.pairs_refuted += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// One move toward an open pair: the tests that lose fewest pairs by taking its values
+    /// as they are get them from the solver, and the best answer replaces its test.
+    fn step(&mut self) {
+        let Some(id) = self.counts.open_pair(&mut self.rng) else {
+            return;
+        };
+        let (i, a, j, b) = self.counts.pair(id);
+        let mut ranked: Vec<(i64, u32, usize)> = Vec::with_capacity(self.rows.len());
+        for (r, row) in self.rows.iter().enumerate() {
+            let mut moved = row.values.clone();
+            moved[i] = a;
+            moved[j] = b;
+            let delta = self.counts.delta(&row.values, &moved, &mut self.scratch);
+            ranked.push((delta, self.rng.gen(), r));
+        }
+        ranked.sort_unstable();
+        let assumptions = [literal(self.vars[i], a), literal(self.vars[j], b)];
+        let mut best: Option<(i64, usize, Row)> = None;
+        for &(_, _, r) in ranked.iter().take(self.config.candidates) {
+            self.result.queries += 1;
+            let conflicts = Some(self.config.conflicts);
+            let answer =
+                self.session
+                    .solve(&assumptions, &self.rows[r].test, Steering::All, conflicts);
+            let Answer::Model(test) = answer else {
+                continue;
+            };
+            if !self.checker.satisfies(&test) {
+                continue;
+            }
+            let row = Row::new(test, self.vars);
+            let delta = self
+                .counts
+                .delta(&self.rows[r].values, &row.values, &mut self.scratch);
+            if best.as_ref().is_none_or(|(d, _, _)| delta < *d) {
+                best = Some((delta, r, row));
+            }
+        }
+        let Some((delta, r, row)) = best else {
+            return;
+        };
+        // Uphill moves are taken less often the more they uncover.
+        if delta > 0 && self.rng.gen::<f64>() >= (-(delta as f64)).exp() {
+            return;
+        }
+        self.counts.replace(&self.rows[r].values, &row.values);
+        self.rows[r] = row;
+        self.result.moves += 1;
+    }
 }
 
 #[cfg(test)]
@@ -411,6 +497,48 @@ mod tests {
         assert!(shrunk.tests.len() <= 6, "{} tests", shrunk.tests.len());
         assert_eq!(pairs(&shrunk.tests, &vars), pairs(&suite, &vars));
         assert!(shrunk.tests.iter().all(|t| checker.satisfies(t)));
+    }
+
+    /// Pairs the suite does not show are witnessed where the formula allows them (x1 → x2
+    /// forbids x1 = 1, x2 = 0 alone): two tests 0000 and 1111 grow into a suite with the
+    /// other 23 pairs.
+    #[test]
+    fn pairs_no_test_shows_are_covered_where_the_formula_allows_them() {
+        let cnf = Cnf::from_clauses(4, &[vec![-1, 2]]);
+        let checker = Checker::new(&cnf);
+        let vars: Vec<usize> = (0..4).collect();
+        let suite = vec![
+            Assignment::from_bit_string("0000").unwrap(),
+            Assignment::from_bit_string("1111").unwrap(),
+        ];
+        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
+        let shrunk = shrink(
+            &suite,
+            &vars,
+            &checker,
+            session.as_mut(),
+            &ShrinkConfig::default(),
+            &Budget::unlimited(),
+        );
+        let covered = pairs(&shrunk.tests, &vars);
+        assert_eq!(covered.len(), 23);
+        assert!(!covered.contains(&(0, true, 1, false)));
+        assert_eq!(shrunk.pairs_refuted, 1);
+        assert!(shrunk.tests.iter().all(|t| checker.satisfies(t)));
+        let none = ShrinkConfig {
+            unseen_queries: 0,
+            ..ShrinkConfig::default()
+        };
+        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
+        let kept = shrink(
+            &suite,
+            &vars,
+            &checker,
+            session.as_mut(),
+            &none,
+            &Budget::unlimited(),
+        );
+        assert_eq!(pairs(&kept.tests, &vars), pairs(&suite, &vars));
     }
 
     /// With a constraint (x1 → x2), every test kept is valid and the pairs stay covered.

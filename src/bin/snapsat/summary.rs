@@ -89,6 +89,8 @@ pub struct SmallSuite {
     pub pool_tests: usize,
     pub covered_tuples: u64,
     pub pool_tuples: u64,
+    /// Tuples the written tests cover that the suite does not (the solver's witnesses).
+    pub new_tuples: u64,
 }
 
 /// Rank 0's own time for each test of the whole suite, in microseconds: what no number of
@@ -257,8 +259,13 @@ pub fn print_small(path: &std::path::Path, small: &SmallSuite) {
     } else {
         String::new()
     };
+    let new = if small.new_tuples > 0 {
+        format!(", and {} it does not show", small.new_tuples)
+    } else {
+        String::new()
+    };
     say!(
-        "snapsat: --small {}: {} tests{chosen} keep the suite's {} {}-wise combinations of `c ind`",
+        "snapsat: --small {}: {} tests{chosen} keep the suite's {} {}-wise combinations of `c ind`{new}",
         path.display(),
         small.tests,
         small.covered_tuples,

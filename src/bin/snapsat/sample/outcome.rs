@@ -121,15 +121,19 @@ pub fn write_small(
         writer.write(test).map_err(anyhow::Error::from)?;
     }
     write_atomically(path, &writer.into_inner())?;
+    // The pool's tuples the written tests cover, and those beyond: counted, not assumed
+    // from the search.
+    let written = minimize(&tests)?.pool_tuples;
+    let covered_tuples =
+        kept.pool_tuples + written - minimize(&[suite, &tests[..]].concat())?.pool_tuples;
     Ok(summary::SmallSuite {
         tests: tests.len(),
         chosen_tests: kept.chosen.len(),
         strength: run.strength as usize,
         pool_tests: suite.len(),
-        // The pool's tuples the written tests cover: counted, not assumed from the search.
-        covered_tuples: kept.pool_tuples + minimize(&tests)?.pool_tuples
-            - minimize(&[suite, &tests[..]].concat())?.pool_tuples,
+        covered_tuples,
         pool_tuples: kept.pool_tuples,
+        new_tuples: written - covered_tuples,
     })
 }
 
