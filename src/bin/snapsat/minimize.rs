@@ -18,6 +18,8 @@ use snapsat::verify::Checker;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct MinimizeArgs {
@@ -39,9 +41,17 @@ pub struct MinimizeArgs {
     /// must be valid.
     #[arg(long)]
     shrink: bool,
-    /// Seed of --shrink's choices: the same seed gives the same suite.
+    /// Seed of --shrink's choices: the same seed gives the same suite (within the time limit).
     #[arg(short, long, default_value_t = 0, requires = "shrink")]
     seed: u64,
+    /// Stop --shrink after this many seconds, keeping the smallest complete suite so far.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60.0,
+        requires = "shrink"
+    )]
+    time_limit: f64,
     /// How tests are written.
     #[arg(long, value_enum, default_value_t = OutputFormat::Dimacs)]
     format: OutputFormat,
@@ -74,7 +84,8 @@ pub fn run(args: MinimizeArgs) -> Result<ExitCode> {
     let kept = minimize(&pool, &vars, strength, args.target).map_err(Failure::bad_input)?;
     let mut tests: Vec<Assignment> = kept.chosen.iter().map(|&i| pool[i].clone()).collect();
     if args.shrink {
-        tests = shrunk(&cnf, &pool, tests, args.seed)?;
+        let time_limit = crate::flags::time_limit(args.time_limit)?;
+        tests = shrunk(&cnf, &pool, tests, args.seed, time_limit)?;
     }
     let out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(LazyFile::create(path)),
@@ -111,6 +122,7 @@ fn shrunk(
     pool: &[Assignment],
     kept: Vec<Assignment>,
     seed: u64,
+    time_limit: Duration,
 ) -> Result<Vec<Assignment>> {
     let checker = Checker::new(cnf);
     if let Some(line) = pool.iter().position(|t| !checker.satisfies(t)) {
@@ -119,21 +131,13 @@ fn shrunk(
             line + 1
         )));
     }
-    let mut session = Native
-        .open(cnf, Budget::unlimited())
-        .map_err(anyhow::Error::msg)?;
+    let never = AtomicBool::new(false);
+    let budget = Budget::new(time_limit, &never);
+    let mut session = Native.open(cnf, budget).map_err(anyhow::Error::msg)?;
     let config = ShrinkConfig {
         seed,
         ..ShrinkConfig::default()
     };
     let vars = cnf.projection();
-    Ok(shrink(
-        &kept,
-        &vars,
-        &checker,
-        session.as_mut(),
-        &config,
-        &Budget::unlimited(),
-    )
-    .tests)
+    Ok(shrink(&kept, &vars, &checker, session.as_mut(), &config, &budget).tests)
 }
