@@ -18,7 +18,7 @@
 use crate::assignment::Assignment;
 use crate::budget::Budget;
 use crate::formula::literal;
-use crate::solver::{Answer, IncrementalSolver, Steering};
+use crate::solver::{Answer, IncrementalBackend, IncrementalSolver, Steering};
 use crate::verify::Checker;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -269,6 +269,31 @@ pub fn shrink(
     result
 }
 
+/// [`shrink`] with the default effort and a session of its own from `backend`, which stops
+/// with `budget`; `Err` when the session cannot be opened.
+pub fn shrink_with(
+    suite: &[Assignment],
+    vars: &[usize],
+    checker: &Checker,
+    backend: &dyn IncrementalBackend,
+    seed: u64,
+    budget: &Budget,
+) -> Result<Shrunk, String> {
+    let mut session = backend.open(checker.cnf(), *budget)?;
+    let config = ShrinkConfig {
+        seed,
+        ..ShrinkConfig::default()
+    };
+    Ok(shrink(
+        suite,
+        vars,
+        checker,
+        session.as_mut(),
+        &config,
+        budget,
+    ))
+}
+
 /// The search's state: the suite as it is changed, and what it works with.
 struct Search<'s, 'c> {
     rows: Vec<Row>,
@@ -409,7 +434,6 @@ mod tests {
     use super::*;
     use crate::formula::Cnf;
     use crate::solver::native::Native;
-    use crate::solver::IncrementalBackend;
     use std::collections::HashSet;
 
     /// Every value pair of `vars` the tests cover, computed plainly.

@@ -10,9 +10,8 @@ use snapsat::assignment::Assignment;
 use snapsat::budget::Budget;
 use snapsat::formula::Cnf;
 use snapsat::minimize::minimize;
-use snapsat::minimize::shrink::{shrink, ShrinkConfig};
+use snapsat::minimize::shrink::shrink_with;
 use snapsat::solver::native::Native;
-use snapsat::solver::IncrementalBackend;
 use snapsat::testfile::TestWriter;
 use snapsat::verify::Checker;
 use std::io::Write;
@@ -133,11 +132,7 @@ fn shrunk(
     }
     let never = AtomicBool::new(false);
     let budget = Budget::new(time_limit, &never);
-    let mut session = Native.open(cnf, budget).map_err(anyhow::Error::msg)?;
-    let config = ShrinkConfig {
-        seed,
-        ..ShrinkConfig::default()
-    };
     let vars = cnf.projection();
-    Ok(shrink(&kept, &vars, &checker, session.as_mut(), &config, &budget).tests)
+    let shrunk = shrink_with(&kept, &vars, &checker, &Native, seed, &budget);
+    Ok(shrunk.map_err(anyhow::Error::msg)?.tests)
 }

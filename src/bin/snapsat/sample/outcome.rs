@@ -9,7 +9,7 @@ use snapsat::assignment::Assignment;
 use snapsat::budget::Budget;
 use snapsat::distribute::launch::Launch;
 use snapsat::formula::Cnf;
-use snapsat::minimize::shrink::{shrink, ShrinkConfig};
+use snapsat::minimize::shrink::shrink_with;
 use snapsat::sampler::{SampleError, StopReason};
 use snapsat::solver::IncrementalBackend;
 use snapsat::testfile::{TestFormat, TestWriter};
@@ -99,22 +99,10 @@ pub fn write_small(
     }
     let mut tests: Vec<Assignment> = kept.chosen.iter().map(|&i| suite[i].clone()).collect();
     if let (2, Some(backend)) = (run.strength, run.sessions) {
-        let mut session = backend
-            .open(run.checker.cnf(), run.budget)
-            .map_err(anyhow::Error::msg)?;
-        let config = ShrinkConfig {
-            seed: run.seed,
-            ..ShrinkConfig::default()
-        };
-        tests = shrink(
-            &tests,
-            &projection,
-            run.checker,
-            session.as_mut(),
-            &config,
-            &run.budget,
-        )
-        .tests;
+        let checker = run.checker;
+        tests = shrink_with(&tests, &projection, checker, backend, run.seed, &run.budget)
+            .map_err(anyhow::Error::msg)?
+            .tests;
     }
     let mut writer = TestWriter::new(Vec::new(), run.format);
     for test in &tests {
