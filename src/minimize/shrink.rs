@@ -145,17 +145,18 @@ impl PairCounts {
         }
     }
 
+    /// Ids of every pair a test covers, `i < j` in order.
+    fn row_ids<'r>(&'r self, row: &'r [bool]) -> impl Iterator<Item = usize> + 'r {
+        (0..self.m).flat_map(move |i| (i + 1..self.m).map(move |j| self.id(i, j, row[i], row[j])))
+    }
+
     fn add_row(&mut self, row: &[bool]) {
-        let all: Vec<usize> = (0..self.m).collect();
-        let mask = vec![true; self.m];
-        let ids: Vec<usize> = self.touching(row, &all, &mask).collect();
+        let ids: Vec<usize> = self.row_ids(row).collect();
         ids.into_iter().for_each(|id| self.add(id));
     }
 
     fn remove_row(&mut self, row: &[bool]) {
-        let all: Vec<usize> = (0..self.m).collect();
-        let mask = vec![true; self.m];
-        let ids: Vec<usize> = self.touching(row, &all, &mask).collect();
+        let ids: Vec<usize> = self.row_ids(row).collect();
         ids.into_iter().for_each(|id| self.remove(id));
     }
 
@@ -189,9 +190,7 @@ impl PairCounts {
 
     /// Target pairs only this test covers.
     fn unique(&self, row: &[bool]) -> usize {
-        let all: Vec<usize> = (0..self.m).collect();
-        let mask = vec![true; self.m];
-        self.touching(row, &all, &mask)
+        self.row_ids(row)
             .filter(|&id| self.count[id] == 1 && self.target[id])
             .count()
     }
@@ -436,6 +435,25 @@ mod tests {
     use crate::solver::native::Native;
     use std::collections::HashSet;
 
+    /// `suite` shrunk with a native session of its own, no limit.
+    fn shrink_alone(
+        cnf: &Cnf,
+        suite: &[Assignment],
+        vars: &[usize],
+        config: &ShrinkConfig,
+    ) -> Shrunk {
+        let mut session = Native.open(cnf, Budget::unlimited()).unwrap();
+        let checker = Checker::new(cnf);
+        shrink(
+            suite,
+            vars,
+            &checker,
+            session.as_mut(),
+            config,
+            &Budget::unlimited(),
+        )
+    }
+
     /// Every value pair of `vars` the tests cover, computed plainly.
     fn pairs(tests: &[Assignment], vars: &[usize]) -> HashSet<(usize, bool, usize, bool)> {
         let mut out = HashSet::new();
@@ -505,19 +523,11 @@ mod tests {
                 t
             })
             .collect();
-        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
         let config = ShrinkConfig {
             seed: 3,
             ..ShrinkConfig::default()
         };
-        let shrunk = shrink(
-            &suite,
-            &vars,
-            &checker,
-            session.as_mut(),
-            &config,
-            &Budget::unlimited(),
-        );
+        let shrunk = shrink_alone(&cnf, &suite, &vars, &config);
         assert!(shrunk.tests.len() <= 6, "{} tests", shrunk.tests.len());
         assert_eq!(pairs(&shrunk.tests, &vars), pairs(&suite, &vars));
         assert!(shrunk.tests.iter().all(|t| checker.satisfies(t)));
@@ -535,15 +545,7 @@ mod tests {
             Assignment::from_bit_string("0000").unwrap(),
             Assignment::from_bit_string("1111").unwrap(),
         ];
-        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
-        let shrunk = shrink(
-            &suite,
-            &vars,
-            &checker,
-            session.as_mut(),
-            &ShrinkConfig::default(),
-            &Budget::unlimited(),
-        );
+        let shrunk = shrink_alone(&cnf, &suite, &vars, &ShrinkConfig::default());
         let covered = pairs(&shrunk.tests, &vars);
         assert_eq!(covered.len(), 23);
         assert!(!covered.contains(&(0, true, 1, false)));
@@ -553,15 +555,7 @@ mod tests {
             unseen_queries: 0,
             ..ShrinkConfig::default()
         };
-        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
-        let kept = shrink(
-            &suite,
-            &vars,
-            &checker,
-            session.as_mut(),
-            &none,
-            &Budget::unlimited(),
-        );
+        let kept = shrink_alone(&cnf, &suite, &vars, &none);
         assert_eq!(pairs(&kept.tests, &vars), pairs(&suite, &vars));
     }
 
@@ -579,15 +573,7 @@ mod tests {
             })
             .filter(|t| checker.satisfies(t))
             .collect();
-        let mut session = Native.open(&cnf, Budget::unlimited()).unwrap();
-        let shrunk = shrink(
-            &suite,
-            &vars,
-            &checker,
-            session.as_mut(),
-            &ShrinkConfig::default(),
-            &Budget::unlimited(),
-        );
+        let shrunk = shrink_alone(&cnf, &suite, &vars, &ShrinkConfig::default());
         assert!(shrunk.tests.len() < suite.len());
         assert_eq!(pairs(&shrunk.tests, &vars), pairs(&suite, &vars));
         assert!(shrunk.tests.iter().all(|t| checker.satisfies(t)));
