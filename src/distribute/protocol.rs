@@ -49,7 +49,8 @@ pub enum ToRank {
         /// Where the rank keeps the tests new to it ([`Verdict::Kept`]).
         parts: Option<Parts>,
     },
-    /// Draw and do round `round` of a sharded run.
+    /// Draw and do round `round` of a sharded run, and send its verdicts (a rank may have
+    /// done it ahead, holding them until this came).
     ShardRound {
         /// The round's number.
         round: u64,

@@ -59,11 +59,65 @@ fn written(part: &mut PartWriter, chunk: &mut [Verdict]) -> Result<(), Transport
     Ok(())
 }
 
+/// Where a round's messages go: to the coordinator once it has asked for the round, held
+/// until then (a round done ahead).
+struct Outbox {
+    asked: bool,
+    held: Vec<Vec<u8>>,
+}
+
+impl Outbox {
+    fn post(&mut self, endpoint: &mut dyn Endpoint, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if self.asked {
+            endpoint.send(0, bytes)
+        } else {
+            self.held.push(bytes);
+            Ok(())
+        }
+    }
+
+    /// The coordinator asks for the round: what was held goes, in order, and the rest follows.
+    fn ask(&mut self, endpoint: &mut dyn Endpoint) -> Result<(), TransportError> {
+        self.asked = true;
+        std::mem::take(&mut self.held)
+            .into_iter()
+            .try_for_each(|bytes| endpoint.send(0, bytes))
+    }
+}
+
+/// A rank does its next round ahead only where no verdict of the last took longer to come
+/// than this: a run that stops then waits at most about this long for the rank's task under
+/// way (rounds done ahead cannot stop a task once it has started).
+const AHEAD_TASK_LIMIT: Duration = Duration::from_secs(1);
+
+/// What became of a round's messages, and whether the rank goes on to the next round ahead.
+enum RoundSent {
+    /// All sent: the coordinator had asked for the round, or did while it ran.
+    Sent {
+        /// The round ran to its end and its tasks were short (see [`AHEAD_TASK_LIMIT`]).
+        go_ahead: bool,
+    },
+    /// The round was done ahead and nobody has asked for it yet: its messages, in order.
+    Held {
+        /// The messages.
+        held: Vec<Vec<u8>>,
+        /// As in `Sent`.
+        go_ahead: bool,
+    },
+    /// A round done ahead that another message cut short (the run ends): nothing was sent.
+    Abandoned,
+}
+
 /// Draws and does round `round` of `stream` on `worker`, sending its verdicts to the
 /// coordinator in task order, a chunk at a time, until it says it has what it wants of the
 /// round (`EndRound`: no more tasks are started); the last chunk says so and carries what was
 /// drawn. Any other message that comes meanwhile is kept in `early`. With a `part`, the tests
 /// new to the rank go there, and their verdicts name them by place.
+///
+/// A round the coordinator has not asked for yet (`asked` false) is done ahead: its messages
+/// are held until `ShardRound` asks for it, and any other message cuts it short, so a rank
+/// that ends its round before the others does the next meanwhile. A round's tasks and
+/// verdicts do not depend on when it runs, so the suite does not either.
 fn send_shard_round(
     stream: &mut ShardStream,
     worker: &mut Worker,
@@ -71,8 +125,14 @@ fn send_shard_round(
     endpoint: &mut dyn Endpoint,
     early: &mut VecDeque<Vec<u8>>,
     mut part: Option<&mut PartWriter>,
-) -> Result<(), TransportError> {
+    asked: bool,
+) -> Result<RoundSent, TransportError> {
+    let mut outbox = Outbox {
+        asked,
+        held: Vec::new(),
+    };
     let send = |endpoint: &mut dyn Endpoint,
+                outbox: &mut Outbox,
                 part: Option<&mut PartWriter>,
                 mut verdicts: Vec<Verdict>,
                 since: Instant,
@@ -90,14 +150,19 @@ fn send_shard_round(
             last: is_last,
             share,
         };
-        endpoint.send(0, protocol::encode(&message))
+        outbox.post(endpoint, protocol::encode(&message))
     };
     let mut chunk = Vec::new();
     let mut since = Instant::now();
+    // The longest wait for a verdict (the draw counted in the first's).
+    let (mut slowest, mut last_verdict) = (Duration::ZERO, Instant::now());
     let mut failed = None;
     let mut ended = false;
+    let mut abandoned = false;
     let drawn = stream
         .round(round as usize, worker, &mut |burst| {
+            slowest = slowest.max(last_verdict.elapsed());
+            last_verdict = Instant::now();
             match part.as_deref_mut() {
                 Some(part) => chunk.extend(burst.map(|verdict| kept(verdict, part, rank))),
                 None => chunk.extend(burst),
@@ -107,20 +172,30 @@ fn send_shard_round(
             {
                 let verdicts = std::mem::take(&mut chunk);
                 let part = part.as_deref_mut();
-                failed = send(&mut *endpoint, part, verdicts, since, None).err();
+                failed = send(&mut *endpoint, &mut outbox, part, verdicts, since, None).err();
                 since = Instant::now();
             }
-            while !ended && failed.is_none() {
+            while !ended && !abandoned && failed.is_none() {
                 match endpoint.try_receive() {
                     Ok(Some((_, bytes))) => match protocol::decode::<ToRank>(&bytes) {
                         Ok(ToRank::EndRound { round: theirs }) if theirs == round => ended = true,
-                        _ => early.push_back(bytes),
+                        Ok(ToRank::ShardRound { round: theirs })
+                            if theirs == round && !outbox.asked =>
+                        {
+                            failed = outbox.ask(&mut *endpoint).err();
+                        }
+                        // The end of a round this rank has finished.
+                        Ok(ToRank::EndRound { .. }) if !outbox.asked => {}
+                        _ => {
+                            abandoned = !outbox.asked;
+                            early.push_back(bytes);
+                        }
                     },
                     Ok(None) => break,
                     Err(e) => failed = Some(e),
                 }
             }
-            Ok(if ended || failed.is_some() {
+            Ok(if ended || abandoned || failed.is_some() {
                 Demand::Enough
             } else {
                 Demand::More
@@ -130,8 +205,84 @@ fn send_shard_round(
     if let Some(e) = failed {
         return Err(e);
     }
+    if abandoned {
+        return Ok(RoundSent::Abandoned);
+    }
     let share = stream.share();
-    send(endpoint, part, chunk, since, Some((drawn, share)))
+    send(
+        endpoint,
+        &mut outbox,
+        part,
+        chunk,
+        since,
+        Some((drawn, share)),
+    )?;
+    let go_ahead = !ended && slowest < AHEAD_TASK_LIMIT;
+    Ok(if outbox.asked {
+        RoundSent::Sent { go_ahead }
+    } else {
+        RoundSent::Held {
+            held: outbox.held,
+            go_ahead,
+        }
+    })
+}
+
+/// A rank's rounds of a sharded run.
+struct RankRounds {
+    stream: ShardStream,
+    /// A round done before the coordinator asked for it: its number, its messages, and
+    /// whether the rank goes on ahead after it.
+    ahead: Option<(u64, Vec<Vec<u8>>, bool)>,
+}
+
+impl RankRounds {
+    /// Sends round `round` (done now, unless it was done ahead), then does the next rounds
+    /// ahead, while the coordinator merges this one and the other ranks end theirs.
+    fn answer(
+        &mut self,
+        (round, rank): (u64, usize),
+        worker: &mut Worker,
+        endpoint: &mut dyn Endpoint,
+        early: &mut VecDeque<Vec<u8>>,
+        mut part: Option<&mut PartWriter>,
+    ) -> Result<(), TransportError> {
+        let stream = &mut self.stream;
+        let mut go_ahead = match self.ahead.take() {
+            Some((done, held, go_ahead)) if done == round => {
+                held.into_iter()
+                    .try_for_each(|bytes| endpoint.send(0, bytes))?;
+                go_ahead
+            }
+            Some((done, ..)) => {
+                return Err(TransportError::Protocol(format!(
+                    "round {round} asked for while round {done} was done ahead"
+                )))
+            }
+            None => {
+                let part = part.as_deref_mut();
+                match send_shard_round(stream, worker, (round, rank), endpoint, early, part, true)?
+                {
+                    RoundSent::Sent { go_ahead } => go_ahead,
+                    _ => unreachable!("a round asked for is sent"),
+                }
+            }
+        };
+        let mut next = round + 1;
+        while go_ahead {
+            let part = part.as_deref_mut();
+            match send_shard_round(stream, worker, (next, rank), endpoint, early, part, false)? {
+                RoundSent::Sent { go_ahead: again } => go_ahead = again,
+                RoundSent::Held { held, go_ahead } => {
+                    self.ahead = Some((next, held, go_ahead));
+                    break;
+                }
+                RoundSent::Abandoned => break,
+            }
+            next += 1;
+        }
+        Ok(())
+    }
 }
 
 /// A rank's side: what it needs to do the coordinator's tasks.
@@ -162,7 +313,7 @@ impl Rank<'_> {
             (self.checker, self.solvers, self.interrupt, self.rank);
         let threads = rayon::current_num_threads();
         let mut worker: Option<Worker> = None;
-        let mut stream: Option<ShardStream> = None;
+        let mut rounds: Option<RankRounds> = None;
         let mut part: Option<(Parts, PartWriter)> = None;
         let reply = |endpoint: &mut dyn Endpoint, message: &ToCoordinator| {
             endpoint.send(0, protocol::encode(message))
@@ -228,15 +379,18 @@ impl Rank<'_> {
                             .map_err(|e| TransportError::Output(e.to_string()))?;
                         part = Some((parts, writer));
                     }
-                    stream = Some(ShardStream::new(plan, rank, samples, measures_share));
+                    rounds = Some(RankRounds {
+                        stream: ShardStream::new(plan, rank, samples, measures_share),
+                        ahead: None,
+                    });
                 }
                 ToRank::ShardRound { round } => {
                     let worker = worker.as_mut().ok_or_else(started)?;
-                    let stream = stream.as_mut().ok_or_else(|| {
+                    let rounds = rounds.as_mut().ok_or_else(|| {
                         TransportError::Protocol("a sharded round before its samples".into())
                     })?;
                     let part = part.as_mut().map(|(_, writer)| writer);
-                    send_shard_round(stream, worker, (round, rank), endpoint, &mut early, part)?;
+                    rounds.answer((round, rank), worker, endpoint, &mut early, part)?;
                 }
                 // The round it ends was over when it came.
                 ToRank::EndRound { .. } => {}
@@ -248,7 +402,10 @@ impl Rank<'_> {
                             .map_err(|e| TransportError::Output(format!("rank {rank}: {e}")))?;
                     }
                     if let Some(worker) = &worker {
-                        reply(endpoint, &finished(worker, stream.as_ref(), rank, threads))?;
+                        reply(
+                            endpoint,
+                            &finished(worker, rounds.as_ref().map(|r| &r.stream), rank, threads),
+                        )?;
                     }
                     return Ok(());
                 }
