@@ -212,6 +212,7 @@ mod tests {
             format: crate::testfile::TestFormat::Bits,
         };
         let plan = ShardPlan {
+            ahead: true,
             seed: 3,
             samples: 40,
             clusters: 2,

@@ -231,6 +231,8 @@ fn send_shard_round(
 /// A rank's rounds of a sharded run.
 struct RankRounds {
     stream: ShardStream,
+    /// The run lets ranks do rounds ahead ([`crate::sampler::task::ShardPlan::ahead`]).
+    may_go_ahead: bool,
     /// A round done before the coordinator asked for it: its number, its messages, and
     /// whether the rank goes on ahead after it.
     ahead: Option<(u64, Vec<Vec<u8>>, bool)>,
@@ -268,6 +270,7 @@ impl RankRounds {
                 }
             }
         };
+        go_ahead &= self.may_go_ahead;
         let mut next = round + 1;
         while go_ahead {
             let part = part.as_deref_mut();
@@ -380,6 +383,7 @@ impl Rank<'_> {
                         part = Some((parts, writer));
                     }
                     rounds = Some(RankRounds {
+                        may_go_ahead: plan.ahead,
                         stream: ShardStream::new(plan, rank, samples, measures_share),
                         ahead: None,
                     });

@@ -158,4 +158,8 @@ pub struct ShardPlan {
     pub clusters: usize,
     /// Removal streams of the NCD share a rank measures ([`crate::diversity::RunningNcd`]).
     pub ncd_removals: usize,
+    /// A rank may do its next round before the coordinator asks for it. Not when tasks
+    /// follow the rounds (the cover step of `--small`): they run in the ranks' solvers, which
+    /// a round done ahead and cut short would leave as timing had it.
+    pub ahead: bool,
 }

@@ -424,6 +424,7 @@ fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
                 samples: 2,
                 clusters: 1,
                 ncd_removals: 8,
+                ahead: true,
             };
             coordinator.shard(&plan, &[]).unwrap();
             let mut order = Vec::new();
@@ -450,10 +451,10 @@ fn sharded_verdicts_come_interleaved_however_they_were_chunked() {
     }
 }
 
-/// One rank (one thread, splr) of a sharded run: its first round of 90 tasks asked for, and
-/// ended at once if `end_round`; once its last chunk is in, `Finish`. The verdicts it sent and
-/// the tasks its report says it did.
-fn first_round_alone(end_round: bool) -> (usize, u64) {
+/// One rank (one thread, splr) of a sharded run that lets ranks go `ahead` or not: its first
+/// round of 90 tasks asked for, and ended at once if `end_round`; once its last chunk is in,
+/// `Finish`. The verdicts it sent and the tasks its report says it did.
+fn first_round_alone(end_round: bool, ahead: bool) -> (usize, u64) {
     use super::super::protocol::{decode, encode, ToCoordinator, ToRank};
     use crate::sampler::task::ShardPlan;
     let cnf = formula();
@@ -482,6 +483,7 @@ fn first_round_alone(end_round: bool) -> (usize, u64) {
             samples: 30,
             clusters: 3,
             ncd_removals: 8,
+            ahead,
         };
         tell(
             &mut hub,
@@ -532,7 +534,7 @@ fn first_round_alone(end_round: bool) -> (usize, u64) {
 #[test]
 fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
     assert_eq!(
-        first_round_alone(true),
+        first_round_alone(true, true),
         (1, 1),
         "verdicts and tasks done, of 90 tasks"
     );
@@ -543,9 +545,16 @@ fn a_rank_told_to_end_its_round_starts_no_more_tasks() {
 /// sent nothing of.
 #[test]
 fn a_rank_does_its_next_round_ahead_and_sends_it_only_when_asked() {
-    let (verdicts, tasks) = first_round_alone(false);
+    let (verdicts, tasks) = first_round_alone(false, true);
     assert_eq!(verdicts, 90);
     assert!(tasks > 90, "{tasks} tasks: none of round 2 done ahead");
+}
+
+/// Where the run does not let ranks go ahead (tasks follow its rounds), a rank does only the
+/// rounds asked for.
+#[test]
+fn a_rank_of_a_run_with_tasks_after_its_rounds_does_no_round_ahead() {
+    assert_eq!(first_round_alone(false, false), (90, 90));
 }
 
 #[test]

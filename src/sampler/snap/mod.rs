@@ -115,6 +115,7 @@ impl SnapConfig {
             samples: self.samples,
             clusters: self.clusters,
             ncd_removals: self.ncd_removals,
+            ahead: !self.cover,
         }
     }
 }

@@ -187,6 +187,7 @@ mod tests {
             samples: 10,
             clusters: 2,
             ncd_removals: 8,
+            ahead: true,
         };
         let mut stream = ShardStream::new(plan, 1, samples.clone(), true);
         let mut seen: FingerprintSet = samples.iter().map(Assignment::fingerprint).collect();

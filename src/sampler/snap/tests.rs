@@ -943,3 +943,15 @@ fn directed_tests_cover_every_value_pair_the_samples_show() {
     );
     assert_eq!(run_with(&cnf, &covering, natives).0, tests, "the same seed");
 }
+
+/// Ranks may do rounds ahead only where no tasks follow the rounds: the cover step's run in
+/// the ranks' solvers, whose state a round done ahead and cut short would leave to timing.
+#[test]
+fn ranks_go_ahead_only_where_no_tasks_follow_the_rounds() {
+    assert!(SnapConfig::default().shard_plan().ahead);
+    let covering = SnapConfig {
+        cover: true,
+        ..SnapConfig::default()
+    };
+    assert!(!covering.shard_plan().ahead);
+}
