@@ -204,6 +204,37 @@ fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
     }
 }
 
+/// A covering sharded run (`--small`'s cover step after the rounds) settles each round
+/// before it starts the next, so it never starts a round the stop rule then cuts short: the
+/// ranks' solvers, in which the cover step's tasks run, and so the suite, do not depend on
+/// how far the ranks got into such a round.
+#[test]
+fn a_covering_sharded_run_starts_no_round_the_stop_rule_cuts_short() {
+    let cnf = formula();
+    let checker = Checker::new(&cnf);
+    let native = Solvers {
+        sessions: Some(&crate::solver::native::Native),
+        lanes: 1,
+        ..Solvers::splr()
+    };
+    let config = SnapConfig {
+        samples: 60,
+        max_rounds: None,
+        cover: true,
+        ..sharded(8)
+    };
+    let (first, report) = spread_on(native, &checker, &config, 3, 1);
+    assert_eq!(report.stop, sampler::StopReason::Converged);
+    assert_eq!(
+        report.dropped_candidates, 0,
+        "a round was started and cut short"
+    );
+    assert!(first.iter().all(|t| checker.satisfies(t)));
+    for _ in 0..2 {
+        assert_eq!(spread_on(native, &checker, &config, 3, 1).0, first);
+    }
+}
+
 /// Tasks handed to each of `ranks` one-thread ranks while `drive` runs their coordinator
 /// (time limit 60 s). Rank `r` answers a batch of `n` tasks, all skipped, after
 /// `answer(r, n).0` and reports `answer(r, n).1` nanoseconds of work on it.

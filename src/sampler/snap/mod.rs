@@ -470,8 +470,19 @@ impl<'a> Snap<'a> {
                     }
                 }
             };
+            let mut last = unsettled.take();
+            if self.config.cover && self.config.sharded {
+                // The cover step's tasks run in the ranks' solvers after the rounds: a round
+                // the stop rule cut short once it had started would leave them as timing had
+                // it. So a covering sharded run settles a round before it starts the next.
+                if let Some(settling) = last.take() {
+                    let converged = self.settle(settling, observer);
+                    if let Some(stop) = self.halted(None).or(converged) {
+                        break stop;
+                    }
+                }
+            }
             round += 1;
-            let last = unsettled.take();
             match self.round(workforce, prepared, &mut samples, observer, &mut next, last)? {
                 round::RoundEnd::Ran(this) => unsettled = Some(this),
                 round::RoundEnd::Stopped(stop) => break stop,
