@@ -161,14 +161,15 @@ fn send_shard_round(
     let mut abandoned = false;
     let drawn = stream
         .round(round as usize, worker, &mut |burst| {
-            slowest = slowest.max(last_verdict.elapsed());
-            last_verdict = Instant::now();
+            let now = Instant::now();
+            slowest = slowest.max(now.duration_since(last_verdict));
+            last_verdict = now;
             match part.as_deref_mut() {
                 Some(part) => chunk.extend(burst.map(|verdict| kept(verdict, part, rank))),
                 None => chunk.extend(burst),
             }
             if failed.is_none()
-                && (chunk.len() >= SHARD_CHUNK || since.elapsed() >= SHARD_CHUNK_WAIT)
+                && (chunk.len() >= SHARD_CHUNK || now.duration_since(since) >= SHARD_CHUNK_WAIT)
             {
                 let verdicts = std::mem::take(&mut chunk);
                 let part = part.as_deref_mut();

@@ -173,6 +173,15 @@ fn one_sharded_rank_gives_the_unsharded_suite() {
     assert!(report.rounds[1].distinct_deltas > 0 && report.rounds[1].centroids > 0);
 }
 
+/// Native sessions, one lane a rank.
+fn native_sessions() -> Solvers<'static> {
+    Solvers {
+        sessions: Some(&crate::solver::native::Native),
+        lanes: 1,
+        ..Solvers::splr()
+    }
+}
+
 /// A session answers by what it solved before, so with native sessions sharded ranks give
 /// the same suite every time only if the same rank solves the same initial solutions
 /// every time: they go in fixed shares, not to whichever rank is free.
@@ -180,11 +189,7 @@ fn one_sharded_rank_gives_the_unsharded_suite() {
 fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
     let cnf = formula();
     let checker = Checker::new(&cnf);
-    let native = Solvers {
-        sessions: Some(&crate::solver::native::Native),
-        lanes: 1,
-        ..Solvers::splr()
-    };
+    let native = native_sessions();
     let config = SnapConfig {
         samples: 60,
         ..sharded(8)
@@ -212,11 +217,7 @@ fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
 fn a_covering_sharded_run_starts_no_round_the_stop_rule_cuts_short() {
     let cnf = formula();
     let checker = Checker::new(&cnf);
-    let native = Solvers {
-        sessions: Some(&crate::solver::native::Native),
-        lanes: 1,
-        ..Solvers::splr()
-    };
+    let native = native_sessions();
     let config = SnapConfig {
         samples: 60,
         max_rounds: None,

@@ -454,14 +454,19 @@ impl<'a> Snap<'a> {
         });
         let mut round = 0;
         let stop = loop {
-            let Some(prepared) = next.take() else {
-                // No round prepared: a stop is certain once the last one is settled.
+            // With no round prepared, a stop is certain once the last round is settled. A
+            // covering sharded run settles each round before it starts the next too: the cover
+            // step's tasks run in the ranks' solvers after the rounds, and a round the stop
+            // rule cut short once it had started would leave them as timing had it.
+            if next.is_none() || (self.config.cover && self.config.sharded) {
                 if let Some(last) = unsettled.take() {
                     let converged = self.settle(last, observer);
                     if let Some(stop) = self.halted(None).or(converged) {
                         break stop;
                     }
                 }
+            }
+            let Some(prepared) = next.take() else {
                 match self.halted(Some(round)) {
                     Some(stop) => break stop,
                     None => {
@@ -470,18 +475,7 @@ impl<'a> Snap<'a> {
                     }
                 }
             };
-            let mut last = unsettled.take();
-            if self.config.cover && self.config.sharded {
-                // The cover step's tasks run in the ranks' solvers after the rounds: a round
-                // the stop rule cut short once it had started would leave them as timing had
-                // it. So a covering sharded run settles a round before it starts the next.
-                if let Some(settling) = last.take() {
-                    let converged = self.settle(settling, observer);
-                    if let Some(stop) = self.halted(None).or(converged) {
-                        break stop;
-                    }
-                }
-            }
+            let last = unsettled.take();
             round += 1;
             match self.round(workforce, prepared, &mut samples, observer, &mut next, last)? {
                 round::RoundEnd::Ran(this) => unsettled = Some(this),
