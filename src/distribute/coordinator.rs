@@ -243,13 +243,15 @@ impl<E: Ranks> Coordinator<'_, E> {
         last_return[rank] = Instant::now();
         Ok((rank, first, done))
     }
-}
 
-impl<E: Ranks> Workforce for Coordinator<'_, E> {
-    fn run(
+    /// Hands `tasks` to the ranks, each verdict to `deliver` in task order (see
+    /// [`Workforce::run`]): each rank its share of them where `shares` gives the first
+    /// task of every rank's (and the total), otherwise in batches as ranks free up.
+    fn hand_out(
         &mut self,
         centroids: &[Assignment],
         tasks: Vec<Task>,
+        shares: Option<Vec<usize>>,
         deliver: &mut Deliver,
     ) -> Result<(), SampleError> {
         if centroids != self.centroids.as_slice() {
@@ -267,7 +269,6 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
         let mut last_return = vec![Instant::now(); self.ranks.len()];
         // The next task to hand out: of all (`next`), or of each rank's fixed share.
         let mut next = 0;
-        let shares = self.fixed_shares.then(|| self.share_bounds(total));
         let mut share_next: Vec<usize> = shares.clone().unwrap_or_default();
         let all_threads: usize = self.ranks.iter().map(|r| r.threads.max(1)).sum();
         let mut delivered = 0;
@@ -334,6 +335,28 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             deliver(&mut rest.map(|verdict| verdict.unwrap_or(Verdict::Skipped)))?;
         }
         Ok(())
+    }
+}
+
+impl<E: Ranks> Workforce for Coordinator<'_, E> {
+    fn run(
+        &mut self,
+        centroids: &[Assignment],
+        tasks: Vec<Task>,
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
+        let shares = self.fixed_shares.then(|| self.share_bounds(tasks.len()));
+        self.hand_out(centroids, tasks, shares, deliver)
+    }
+
+    fn run_on_one_rank(
+        &mut self,
+        tasks: Vec<Task>,
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
+        let mut all_to_rank_zero = vec![0];
+        all_to_rank_zero.resize(self.ranks.len() + 1, tasks.len());
+        self.hand_out(&[], tasks, Some(all_to_rank_zero), deliver)
     }
 
     fn shard(&mut self, plan: &ShardPlan, samples: &[Assignment]) -> Result<(), SampleError> {

@@ -37,6 +37,18 @@ pub trait Workforce {
         deliver: &mut Deliver,
     ) -> Result<(), SampleError>;
 
+    /// As [`Workforce::run`] with no centroids, every task on the first rank: fresh
+    /// solutions that follow each other in one solver's search lie near each other, and
+    /// candidates drawn from them need cheaper repairs than from solutions of several
+    /// searches. One process is one rank.
+    fn run_on_one_rank(
+        &mut self,
+        tasks: Vec<Task>,
+        deliver: &mut Deliver,
+    ) -> Result<(), SampleError> {
+        self.run(&[], tasks, deliver)
+    }
+
     /// Starts a sharded run ([`ShardRounds`]): every rank will draw its
     /// rounds as `plan` says, from `samples` (the run's initial solutions) and the repairs
     /// it finds.

@@ -196,14 +196,15 @@ fn sharded_ranks_with_sessions_give_the_same_suite_every_time() {
     };
     let (first, report) = spread_on(native, &checker, &config, 3, 1);
     assert!(first.iter().all(|t| checker.satisfies(t)));
-    // Shares by rank order: the first solution (solved alone) rank 0's, then 20, 20 and 19
-    // of the other 59.
+    // The first ten (the first solution alone, then the rest of the list the rounds may
+    // start early from) rank 0's, in one session; then shares by rank order: 17, 17 and 16
+    // of the other 50.
     let solved: Vec<u64> = report
         .ranks
         .iter()
         .map(|r| r.latency["initial_solve"].count)
         .collect();
-    assert_eq!(solved, [21, 20, 19]);
+    assert_eq!(solved, [27, 17, 16]);
     for _ in 0..4 {
         assert_eq!(spread_on(native, &checker, &config, 3, 1).0, first);
     }
@@ -306,6 +307,27 @@ fn fixed_shares_go_out_in_batches_that_a_sampler_with_enough_stops() {
     });
     // Shares of 20: the first two batches of each, 10 and 5; whole shares were 20 each.
     assert_eq!(handed, [15, 15, 15]);
+}
+
+/// Tasks run on one rank go to rank 0 however free the others are, with fixed shares or
+/// without.
+#[test]
+fn tasks_run_on_one_rank_all_go_to_rank_zero() {
+    use crate::sampler::task::Demand;
+    use crate::sampler::work::Workforce;
+    let answer = |rank, _| (Duration::from_millis(if rank == 0 { 20 } else { 0 }), 1);
+    for fixed in [false, true] {
+        let handed = handed_to_scripted_ranks(3, answer, |coordinator| {
+            if fixed {
+                coordinator.fix_shares();
+            }
+            let tasks = (0..9).map(|seed| Task::Solve { seed }).collect();
+            coordinator
+                .run_on_one_rank(tasks, &mut |_| Ok(Demand::More))
+                .unwrap();
+        });
+        assert_eq!(handed, [9, 0, 0]);
+    }
 }
 
 /// Long tasks go out one a thread and a batch a rank at a time: a rank held up by a slow

@@ -7,6 +7,10 @@
 //! start once `EARLY_SAMPLES` solutions are in if a quarter of them took `HARD_CONFLICTS`
 //! conflicts or more. Conflicts, not times, decide, and the solutions are taken in task order, so the
 //! suite stays a function of the seed and the lanes.
+//!
+//! Those first solutions come from one rank: solutions one search finds after each other lie
+//! near each other, and on such formulas candidates drawn from several ranks' searches fail
+//! their repairs more often.
 
 use super::Snap;
 use crate::assignment::Assignment;
@@ -89,13 +93,15 @@ impl Snap<'_> {
         let mut next = 0;
         if needed > 0 && progress.0.is_empty() {
             // The first solve runs alone: it decides whether the formula is satisfiable.
-            self.solve_initial(workforce, vec![solve(0)], &mut progress, observer)?;
+            self.solve_initial(workforce, vec![solve(0)], true, &mut progress, observer)?;
             // An unsatisfiable formula (or a first search given up) asks nothing more.
             next = if progress.1.is_some() { needed } else { 1 };
         }
         // Where the rounds may start early, the first `EARLY_SAMPLES` are a list of their
         // own, all done before the rule reads them: each lane's session has then seen the
-        // same tasks, whatever the timing.
+        // same tasks, whatever the timing. They are solved on one rank: where fresh
+        // solutions are hard searches, the rounds may start from them alone, and candidates
+        // drawn from one search's solutions need cheaper repairs.
         let early_end = if progress.2.allowed {
             (EARLY_SAMPLES as u64).clamp(next, needed)
         } else {
@@ -110,7 +116,8 @@ impl Snap<'_> {
                 break;
             }
             let list: Vec<Task> = (next..end).map(solve).collect();
-            self.solve_initial(workforce, list, &mut progress, observer)?;
+            let on_one_rank = end == early_end;
+            self.solve_initial(workforce, list, on_one_rank, &mut progress, observer)?;
             next = end;
         }
         self.report.seconds.initial = t.elapsed().as_secs_f64();
@@ -128,19 +135,26 @@ impl Snap<'_> {
         Ok(samples)
     }
 
-    /// `tasks` (solves) done by the workforce, each solution taken in as it comes.
+    /// `tasks` (solves) done by the workforce, or by its first rank alone, each solution
+    /// taken in as it comes.
     fn solve_initial(
         &mut self,
         workforce: &mut dyn Workforce,
         tasks: Vec<Task>,
+        on_one_rank: bool,
         progress: &mut Progress,
         observer: &mut dyn Observer,
     ) -> Result<(), SampleError> {
-        workforce.run(&[], tasks, &mut |verdicts| {
+        let mut deliver = |verdicts: &mut dyn Iterator<Item = Verdict>| {
             self.merge_burst(verdicts, observer, |snap, observer, verdict, clock| {
                 snap.take_initial(verdict, progress, observer, clock)
             })
-        })
+        };
+        if on_one_rank {
+            workforce.run_on_one_rank(tasks, &mut deliver)
+        } else {
+            workforce.run(&[], tasks, &mut deliver)
+        }
     }
 
     /// An initial solution joins the suite (and its file) as soon as it is found.
