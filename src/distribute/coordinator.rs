@@ -126,8 +126,8 @@ impl<'a, E: Ranks> Coordinator<'a, E> {
     }
 
     /// The first task of each rank's fixed share of `total`, by its threads, and `total`.
-    /// What does not divide evenly goes to the first ranks: a lone task (the first solution,
-    /// which decides whether the formula is satisfiable) to rank 0, which needs no message.
+    /// What does not divide evenly goes to the first ranks: a lone task to rank 0, which
+    /// needs no message.
     fn share_bounds(&self, total: usize) -> Vec<usize> {
         let threads: Vec<usize> = self.ranks.iter().map(|r| r.threads.max(1)).collect();
         let all: usize = threads.iter().sum();
