@@ -169,6 +169,8 @@ impl NullRank<'_> {
                     let _ = self.reply(&ToCoordinator::Finished {
                         tasks: self.tasks_done,
                         busy_nanos: self.busy.as_nanos() as u64,
+                        // Null ranks keep no tests: nothing to place.
+                        placing_nanos: 0,
                         histograms: Metrics::default().to_bytes(),
                     });
                     return;

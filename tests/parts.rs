@@ -30,7 +30,7 @@ fn parts_of(out: &Path) -> PathBuf {
 
 /// The file the ranks place their tests in is the suite the same run writes to standard
 /// output (where the tests go through rank 0), byte for byte, in either format; the parts
-/// are gone once placed.
+/// are gone once placed, and every rank's time placing them is in `--stats`.
 #[test]
 fn ranks_place_their_tests_where_rank_0_would_have_written_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -47,9 +47,23 @@ fn ranks_place_their_tests_where_rank_0_would_have_written_them() {
             "-x",
             "0",
         ];
+        let stats = dir.path().join(format!("stats-{format}.json"));
         let mut to_file = run.to_vec();
         to_file.extend(["--format", format, "-o", out.to_str().unwrap()]);
+        to_file.extend(["--stats", stats.to_str().unwrap()]);
         assert!(sample(&to_file).is_empty());
+        let stats: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let placing: Vec<f64> = stats["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rank| rank["placing_seconds"].as_f64().unwrap())
+            .collect();
+        assert!(
+            placing.len() == 3 && placing.iter().all(|&s| s > 0.0),
+            "{placing:?}"
+        );
         let mut to_stdout = run.to_vec();
         to_stdout.extend(["--format", format]);
         let streamed = sample(&to_stdout);

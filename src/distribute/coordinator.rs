@@ -496,6 +496,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
             let ToCoordinator::Finished {
                 tasks,
                 busy_nanos,
+                placing_nanos,
                 histograms,
             } = message
             else {
@@ -512,6 +513,7 @@ impl<E: Ranks> Workforce for Coordinator<'_, E> {
                 threads: state.threads,
                 tasks,
                 busy_seconds: busy_nanos as f64 / 1e9,
+                placing_seconds: placing_nanos as f64 / 1e9,
                 messages: state.messages,
                 bytes_to_rank: state.bytes_to,
                 bytes_from_rank: state.bytes_from,

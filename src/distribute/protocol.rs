@@ -111,6 +111,9 @@ pub enum ToCoordinator {
         tasks: u64,
         /// Wall time on batches in all, in nanoseconds.
         busy_nanos: u64,
+        /// Wall time copying its kept tests to their places in the suite's file, in
+        /// nanoseconds.
+        placing_nanos: u64,
         /// [`crate::metrics::Metrics::to_bytes`].
         histograms: Vec<Vec<u8>>,
     },

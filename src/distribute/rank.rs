@@ -400,17 +400,17 @@ impl Rank<'_> {
                 // The round it ends was over when it came.
                 ToRank::EndRound { .. } => {}
                 ToRank::Finish { places } => {
+                    let placing = Instant::now();
                     if let Some((parts, writer)) = part.take() {
                         // Every test numbered was written before its verdict left.
                         drop(writer);
                         place(&parts, rank, &places)
                             .map_err(|e| TransportError::Output(format!("rank {rank}: {e}")))?;
                     }
+                    let placing = placing.elapsed();
                     if let Some(worker) = &worker {
-                        reply(
-                            endpoint,
-                            &finished(worker, rounds.as_ref().map(|r| &r.stream), rank, threads),
-                        )?;
+                        let stream = rounds.as_ref().map(|r| &r.stream);
+                        reply(endpoint, &finished(worker, stream, placing, rank, threads))?;
                     }
                     return Ok(());
                 }
@@ -419,10 +419,12 @@ impl Rank<'_> {
     }
 }
 
-/// A rank's last message: its figures, its rounds' drawing counted as work.
+/// A rank's last message: its figures, its rounds' drawing counted as work, and its time
+/// placing its kept tests.
 fn finished(
     worker: &Worker,
     stream: Option<&ShardStream>,
+    placing: Duration,
     rank: usize,
     threads: usize,
 ) -> ToCoordinator {
@@ -431,6 +433,7 @@ fn finished(
     ToCoordinator::Finished {
         tasks: report.tasks,
         busy_nanos: ((report.busy_seconds + drawing.as_secs_f64()) * 1e9) as u64,
+        placing_nanos: placing.as_nanos() as u64,
         histograms: report.metrics.to_bytes(),
     }
 }

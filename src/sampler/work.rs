@@ -111,6 +111,9 @@ pub struct RankReport {
     pub tasks: u64,
     /// Wall time spent on batches of tasks.
     pub busy_seconds: f64,
+    /// Wall time copying the tests it kept to their places in the suite's file, once the
+    /// run ended (`--sharded` over several ranks with `-o`).
+    pub placing_seconds: f64,
     /// Messages and bytes from the coordinator to this rank and back (0 in one process).
     pub messages: u64,
     /// Bytes of those messages to the rank.
@@ -379,6 +382,7 @@ impl<'a> Worker<'a> {
             threads,
             tasks: self.tasks,
             busy_seconds: self.busy.as_secs_f64(),
+            placing_seconds: 0.0,
             messages: 0,
             bytes_to_rank: 0,
             bytes_from_rank: 0,

@@ -350,11 +350,12 @@ fn internals(r: &Report, writer_seconds: f64) {
     if r.ranks.len() > 1 {
         for rank in &r.ranks {
             say!(
-                "snapsat:   rank {}: {} threads, {} tasks, busy {:.2} s, {} messages, {:.1} KiB out, {:.1} KiB back",
+                "snapsat:   rank {}: {} threads, {} tasks, busy {:.2} s, placing {:.2} s, {} messages, {:.1} KiB out, {:.1} KiB back",
                 rank.rank,
                 rank.threads,
                 rank.tasks,
                 rank.busy_seconds,
+                rank.placing_seconds,
                 rank.messages,
                 rank.bytes_to_rank as f64 / 1024.0,
                 rank.bytes_from_rank as f64 / 1024.0
