@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{case_study, snapsat, stderr};
+use common::{case_study, read_stats, snapsat, stderr};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -53,11 +53,6 @@ fn interrupt_after(args: &[&str], out: &Path, lines: usize) -> Output {
 }
 
 /// Clause check independent of the library: parse the DIMACS text naively.
-/// The `--stats` file at `path`, parsed.
-fn read_stats(path: impl AsRef<Path>) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 fn satisfies_all(cnf_text: &str, test_line: &str) -> bool {
     let values: std::collections::HashSet<i64> = test_line
         .split_whitespace()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{snapsat, stderr};
+use common::{read_stats, snapsat, stderr};
 use std::path::{Path, PathBuf};
 
 fn mid() -> PathBuf {
@@ -52,8 +52,7 @@ fn ranks_place_their_tests_where_rank_0_would_have_written_them() {
         to_file.extend(["--format", format, "-o", out.to_str().unwrap()]);
         to_file.extend(["--stats", stats.to_str().unwrap()]);
         assert!(sample(&to_file).is_empty());
-        let stats: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let stats = read_stats(&stats);
         let placing: Vec<f64> = stats["ranks"]
             .as_array()
             .unwrap()

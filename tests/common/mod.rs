@@ -15,6 +15,11 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The `--stats` file at `path`, parsed.
+pub fn read_stats(path: impl AsRef<Path>) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// A case study from `../shared/benchmarks/paper/`, or `None` (with a note) when absent.
 pub fn case_study(name: &str) -> Option<PathBuf> {
     benchmark("paper", name)
